@@ -1,0 +1,77 @@
+"""The feature catalogue: one entry per row of the MindSpeed feature guide for verl.
+
+This is the single source of truth. The typed schema, the CLI tables and the
+generated pages under ``docs/`` all come from :data:`FEATURES`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Optional
+
+from . import fused_ops, memory, moe_attention, parallelism
+from ._types import OTC, ROLE_PREFIXES, Feature, Flag
+
+FEATURES: tuple[Feature, ...] = (
+    parallelism.TP,
+    parallelism.PP,
+    parallelism.EP,
+    parallelism.ETP,
+    parallelism.SP,
+    memory.DIST_OPT,
+    memory.SWAP_OPT,
+    memory.NOOP,
+    memory.RECOMPUTE,
+    parallelism.CP,
+    moe_attention.MOE_ALLTOALL,
+    moe_attention.MLA,
+    fused_ops.FLASH_ATTN,
+    fused_ops.RMSNORM,
+    fused_ops.SWIGLU,
+    fused_ops.PERMUTE,
+    fused_ops.GROUPED_GEMM,
+    fused_ops.MC2,
+    fused_ops.ROPE,
+    moe_attention.MBRIDGE,
+    parallelism.CP_ALGO,
+)
+"""Seed rows first, in the guide's order, then the rows MindSpeed's own verl guide adds."""
+
+
+@lru_cache(maxsize=None)
+def _flag_index() -> dict[tuple[str, str], Flag]:
+    out: dict[tuple[str, str], Flag] = {}
+    for feature in FEATURES:
+        for flag in feature.flags:
+            out.setdefault((flag.where, flag.name), flag)
+    return out
+
+
+def flags(where: Optional[str] = None) -> list[Flag]:
+    """Every distinct flag of the catalogue, optionally only those under ``otc`` or ``megatron``."""
+    return [f for (w, _), f in _flag_index().items() if where is None or w == where]
+
+
+def flag(name: str, where: str = "otc") -> Optional[Flag]:
+    """The flag called ``name`` at ``where``, or ``None``."""
+    return _flag_index().get((where, name))
+
+
+@lru_cache(maxsize=None)
+def aliases() -> dict[str, str]:
+    """Alias spelling -> canonical ``override_transformer_config`` key."""
+    return {alias: f.name for f in flags("otc") for alias in f.aliases}
+
+
+def feature(feature_id: str) -> Feature:
+    for f in FEATURES:
+        if f.id == feature_id:
+            return f
+    raise KeyError(feature_id)
+
+
+def features_of_flag(name: str, where: str = "otc") -> list[Feature]:
+    return [f for f in FEATURES if any(fl.name == name and fl.where == where for fl in f.flags)]
+
+
+__all__ = ["FEATURES", "Feature", "Flag", "OTC", "ROLE_PREFIXES", "aliases", "feature", "features_of_flag", "flag", "flags"]

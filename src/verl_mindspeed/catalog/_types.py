@@ -1,0 +1,89 @@
+"""The two record types of the feature catalogue: a flag, and a feature made of flags."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+OTC = "override_transformer_config"
+
+#: Where verl keeps each role's Megatron settings.
+ROLE_PREFIXES = {
+    "actor": "actor_rollout_ref.actor.megatron",
+    "ref": "actor_rollout_ref.ref.megatron",
+    "critic": "critic.megatron",
+}
+
+Where = Literal["otc", "megatron"]
+ValueType = Literal["bool", "int", "str", "layers", "str_list"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Flag:
+    """One key a user can set, and what MindSpeed or Megatron does with it."""
+
+    name: str
+    """Key name as verl carries it (under ``megatron.`` or its ``override_transformer_config``)."""
+    where: Where
+    """``otc`` for ``megatron.override_transformer_config.<name>``, ``megatron`` for ``megatron.<name>``."""
+    type: ValueType
+    """Value type. ``layers`` is a set of layer indices that MindSpeed reads as the digit string ``"0,7"``."""
+    help: str
+    """One English sentence: what the flag does."""
+    help_zh: str
+    """The same sentence in Chinese."""
+    feeds: str
+    """The MindSpeed or Megatron argument the key ends up in, e.g. ``MindSpeed --use-flash-attn``."""
+    choices: tuple[str, ...] = ()
+    """Allowed values for ``str`` and ``str_list`` flags; empty when free."""
+    nullable: bool = False
+    """Whether ``null`` is a legal value (it then means 'unset')."""
+    minimum: Optional[int] = None
+    """Smallest legal value for ``int`` flags."""
+    default: Any = None
+    """What takes effect when the user does not set the key (documentation; ``None`` = unset)."""
+    default_note: str = ""
+    """Who supplies that default, e.g. 'verl 0.8+ sets it' or 'derived from the HF model'."""
+    process_wide: bool = False
+    """A MindSpeed patch switch: patches are process-wide, so roles sharing a process share it."""
+    aliases: tuple[str, ...] = ()
+    """Other spellings users type (from docs that got the name wrong); mapped to ``name`` with a warning."""
+
+    def path(self, role_prefix: str) -> str:
+        """Full dotted key for one role, e.g. ``actor_rollout_ref.actor.megatron.override_transformer_config.x``."""
+        if self.where == "otc":
+            return f"{role_prefix}.{OTC}.{self.name}"
+        return f"{role_prefix}.{self.name}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Feature:
+    """One row of the feature guide: a feature or a fused operator and the flags that switch it."""
+
+    id: str
+    """Stable identifier used by the CLI, the docs and rule references."""
+    name: str
+    name_zh: str
+    kind: Literal["feature", "fused_op"]
+    status: Literal["Preview", "Released", "Dev"]
+    source: Literal["seed", "mindspeed-verl-guide"]
+    """``seed``: a row of the verl feature guide; ``mindspeed-verl-guide``: a row MindSpeed's own verl guide adds."""
+    description: str
+    description_zh: str
+    seed_keys: tuple[str, ...]
+    """The full config keys exactly as the guide writes them (actor, and ref where listed)."""
+    flags: tuple[Flag, ...]
+    companions: tuple[str, ...] = ()
+    """Settings the feature needs alongside, as ``key=value`` (``key`` relative to the role's dict)."""
+    notes: tuple[str, ...] = ()
+    notes_zh: tuple[str, ...] = ()
+    rules: tuple[str, ...] = field(default=())
+    """Ids of the cross-field rules that guard this feature (see ``verl_mindspeed.rules``)."""
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        return tuple(a for f in self.flags for a in f.aliases)
+
+    @property
+    def primary(self) -> Flag:
+        return self.flags[0]

@@ -1,0 +1,96 @@
+"""Every key a role's ``override_transformer_config`` may legitimately hold.
+
+The universe is the union of: the catalogue's flags and aliases; megatron-core's
+``TransformerConfig``/``MLATransformerConfig`` fields (live from the installed
+megatron-core when it is already imported or importable cheaply, otherwise the
+snapshot in ``data/known_keys.json``); Megatron-LM's training arguments; and the
+arguments MindSpeed registers, per release branch. Refresh the snapshot with
+``tools/refresh_known_keys.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import lru_cache
+from importlib import resources
+from typing import Optional
+
+from . import aliases, flags
+
+#: MindSpeed release the checks target when none is given (newest known release branch).
+DEFAULT_RELEASE = "26.1.0_core_r0.12.1"
+
+
+@lru_cache(maxsize=None)
+def _data() -> dict:
+    text = resources.files(__package__).joinpath("data/known_keys.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def releases() -> list[str]:
+    """MindSpeed release branches known to the snapshot."""
+    return list(_data()["mindspeed"])
+
+
+def mindspeed_args(release: Optional[str] = None) -> dict[str, dict]:
+    """Arguments MindSpeed registers: for one release, or the union of all releases."""
+    ms = _data()["mindspeed"]
+    if release is not None:
+        return ms[release]["args"]
+    out: dict[str, dict] = {}
+    for rel in ms.values():
+        out.update(rel["args"])
+    return out
+
+
+def megatron_training_args() -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for rel in _data()["megatron_training"].values():
+        out.update(rel["args"])
+    return out
+
+
+def transformer_config_fields() -> tuple[frozenset[str], str]:
+    """(fields, source): live from megatron-core if it is already loaded in this process, else the snapshot.
+
+    Importing megatron-core pulls in torch (seconds), so the check never imports it
+    itself; inside a training process it is already there and the live fields win.
+    """
+    snap = _data()["transformer_config"]
+    fields = set(snap["fields"]) | set(snap["mla_fields"])
+    source = f"snapshot of megatron-core {snap['megatron_core_version']}"
+    tc_mod = sys.modules.get("megatron.core.transformer.transformer_config")
+    if tc_mod is not None:
+        import dataclasses
+
+        for cls_name in ("TransformerConfig", "MLATransformerConfig"):
+            cls = getattr(tc_mod, cls_name, None)
+            if cls is not None and dataclasses.is_dataclass(cls):
+                fields |= {f.name for f in dataclasses.fields(cls)}
+        core = sys.modules.get("megatron.core")
+        source = f"megatron-core {getattr(core, '__version__', '?')} (live) + snapshot"
+    return frozenset(fields), source
+
+
+@lru_cache(maxsize=None)
+def known_otc_keys() -> frozenset[str]:
+    """The whole universe of legal ``override_transformer_config`` keys (aliases included)."""
+    tc, _ = transformer_config_fields()
+    keys = set(tc) | set(megatron_training_args()) | set(mindspeed_args())
+    keys |= {f.name for f in flags()} | set(aliases())
+    return frozenset(keys)
+
+
+def origin(key: str) -> str:
+    """Which universe a key comes from, for messages."""
+    if key in {f.name for f in flags("otc")}:
+        return "catalogue"
+    tc, _ = transformer_config_fields()
+    if key in tc:
+        return "TransformerConfig"
+    if key in mindspeed_args():
+        return "MindSpeed"
+    if key in megatron_training_args():
+        return "Megatron-LM training args"
+    return "unknown"

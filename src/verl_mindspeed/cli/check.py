@@ -1,0 +1,136 @@
+"""``verl-mindspeed check``: the pre-flight check of a verl launch command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Optional
+
+from .. import __version__
+from ..catalog import universe
+from ..compose import compose_argv
+from ..errors import EvaluationError, Issue
+from ..resolve import Resolution, resolve
+from ..rules._base import issue
+from .render import ROLE_ORDER, feature_table, fix_line, issues_block
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check", help="check the MindSpeed options of a verl launch command, before launching",
+        description="Give exactly the arguments that follow 'python3 -m verl.trainer.main_ppo'. "
+                    "Exit 0: no errors; 1: the configuration has errors; 2: it could not be evaluated.",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
+    p.add_argument("--strict", action="store_true", help="unknown keys far from any known key are errors too")
+    p.add_argument("--verl-config-dir", help="verl's trainer/config directory (default: the installed verl's)")
+    p.add_argument("--model-config", help="a HF config.json, or a directory holding one, for model-aware checks")
+    p.add_argument("--mindspeed-release", default=universe.DEFAULT_RELEASE, choices=universe.releases(),
+                   help="MindSpeed release branch to check against (default: %(default)s)")
+    p.add_argument("--args-file", help="read the argv from a file, one argument per line ('#' comments)")
+    p.add_argument("argv", nargs=argparse.REMAINDER, help="the launch arguments (after an optional --)")
+    p.set_defaults(run=run)
+
+
+#: check's own options and whether each takes a value; everything else is the launch's argv.
+OWN_OPTIONS = {"--json": False, "--strict": False, "--verl-config-dir": True, "--model-config": True,
+               "--mindspeed-release": True, "--args-file": True, "-h": False, "--help": False}
+
+
+def split_own_options(args: list[str]) -> tuple[list[str], list[str]]:
+    """Leading options of ``check`` vs the launch argv (which may itself start with ``--config-path``)."""
+    ours: list[str] = []
+    i = 0
+    while i < len(args):
+        name = args[i].split("=", 1)[0]
+        if args[i] == "--":
+            return ours, args[i + 1:]
+        if name not in OWN_OPTIONS:
+            break
+        ours.append(args[i])
+        if OWN_OPTIONS[name] and "=" not in args[i] and i + 1 < len(args):
+            ours.append(args[i + 1])
+            i += 1
+        i += 1
+    return ours, args[i:]
+
+
+def read_args_file(path: str) -> list[str]:
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional[str] = None,
+             model_config: Optional[str] = None, release: Optional[str] = None) -> Resolution:
+    """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2)."""
+    comp = compose_argv(argv, verl_config_dir)
+    model, model_issues = _load_model(comp.cfg, model_config)
+    res = resolve(comp.cfg, strict=strict, release=release, model=model,
+                  known_megatron_keys=comp.tree.known_megatron_keys, otc_defaults=comp.tree.otc_defaults)
+    res.issues = comp.issues + model_issues + res.issues
+    res.issues = [replace(i, override=fix_line(i, argv)) for i in res.issues]
+    res.versions.update({"verl": comp.tree.version, "verl_config": f"{comp.tree.config_dir}/{comp.config_name}.yaml",
+                         "verl_mindspeed": __version__, "transformer_config": universe.transformer_config_fields()[1]})
+    return res
+
+
+def _load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
+    from omegaconf import OmegaConf
+
+    path = explicit or OmegaConf.select(cfg, "actor_rollout_ref.model.path", default=None)
+    if not isinstance(path, str) or not (explicit or Path(path).exists()):
+        return None, []
+    try:
+        from ..model import load_model_spec
+    except ImportError:  # pragma: no cover
+        return None, []
+    spec, note = load_model_spec(path)
+    key = "--model-config" if explicit else "actor_rollout_ref.model.path"
+    if spec is None:
+        return None, [issue("note", key, f"model-aware checks skipped: {note}", "model")]
+    return spec, [issue("note", key, f"model-aware checks use {spec.architecture} from {path}", "model")]
+
+
+def run(ns: argparse.Namespace) -> int:
+    argv = [a for a in ns.argv if a != "--"] if ns.argv else []
+    if ns.args_file:
+        argv = read_args_file(ns.args_file) + argv
+    start = time.perf_counter()
+    try:
+        res = evaluate(argv, strict=ns.strict, verl_config_dir=ns.verl_config_dir,
+                       model_config=ns.model_config, release=ns.mindspeed_release)
+    except EvaluationError as exc:
+        if ns.json:
+            print(json.dumps({"ok": False, "fatal": str(exc), "errors": [], "warnings": [], "roles": {}}))
+        else:
+            print(f"verl-mindspeed check: cannot evaluate this command: {exc}", file=sys.stderr)
+        return 2
+    elapsed = time.perf_counter() - start
+    if ns.json:
+        print(json.dumps(res.to_json(), indent=2, ensure_ascii=False, default=str))
+    else:
+        print(report(res, argv, elapsed))
+    return 0 if res.ok else 1
+
+
+def report(res: Resolution, argv: list[str], elapsed: float) -> str:
+    v = res.versions
+    lines = [f"verl-mindspeed check  |  verl {v.get('verl')}  |  MindSpeed {res.release}  |  {v.get('verl_config')}", ""]
+    if res.roles:
+        lines += [feature_table(res.roles), ""]
+    lines += issues_block("Errors", "✗", res.errors, argv)
+    lines += issues_block("Warnings", "!", res.warnings, argv)
+    notes = [i for i in res.notes if i.rule != "inject"]
+    lines += issues_block("Notes", "·", notes, argv)
+    injected = sorted({i.key.rsplit(".", 1)[-1] for i in res.notes if i.rule == "inject" and "added" in i.message})
+    if injected:
+        lines.append(f"Injected into the dicts MindSpeed reads: {', '.join(injected)}")
+    roles = ", ".join(r for r in ROLE_ORDER if r in res.roles) or "none"
+    verdict = "OK" if res.ok else "FAILED"
+    lines.append(f"{verdict}: {len(res.errors)} error(s), {len(res.warnings)} warning(s); roles checked: {roles}; "
+                 f"{elapsed:.2f} s")
+    return "\n".join(lines)

@@ -1,0 +1,78 @@
+"""Text renderers: the feature table per role, and issues with their fixes."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+from .. import catalog
+from ..errors import Issue
+
+ROLE_ORDER = ("actor", "ref", "critic")
+
+
+def feature_state(feature: catalog.Feature, settings: dict[str, dict[str, Any]]) -> str:
+    """What a role's resolved settings say about one feature: a size, a value, on, off or '-'."""
+    flag = feature.primary
+    source = settings["megatron"] if flag.where == "megatron" else settings["override_transformer_config"]
+    value = source.get(flag.name)
+    if feature.id == "cp":
+        value = settings["megatron"].get("context_parallel_size", value)
+    if feature.id == "recompute":
+        value = source.get("recompute_granularity")
+    if feature.id == "sp" and value is None:
+        tp = settings["megatron"].get("tensor_model_parallel_size") or 1
+        value = bool(settings["megatron"].get("sequence_parallel")) and tp > 1
+    if feature.id == "distributed_optimizer" and value is None:
+        value = settings["megatron"].get("use_distributed_optimizer")
+    if value is None:
+        return "-"
+    if value is True:
+        return "on"
+    if value is False:
+        return "off"
+    return str(value)
+
+
+def table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def feature_table(roles: dict[str, dict[str, dict[str, Any]]], lang: str = "en") -> str:
+    names = [r for r in ROLE_ORDER if r in roles]
+    rows = [["feature" if lang == "en" else "特性", *names]]
+    for feature in catalog.FEATURES:
+        label = feature.name if lang == "en" else feature.name_zh
+        rows.append([label, *(feature_state(feature, roles[r]) for r in names)])
+    return table(rows)
+
+
+def fix_line(issue: Issue, argv: Iterable[str]) -> Optional[str]:
+    """A corrected override for the issue: the rule's own, or the user's line with the suggested key."""
+    if issue.override:
+        return issue.override
+    if not issue.suggestion:
+        return None
+    for arg in argv:
+        prefix = arg[: len(arg) - len(arg.lstrip("+~"))]
+        key, eq, value = arg[len(prefix):].partition("=")
+        if key == issue.key and eq:
+            return f"{prefix}{issue.suggestion}={value}"
+    return None
+
+
+def issues_block(title: str, mark: str, issues: list[Issue], argv: list[str]) -> list[str]:
+    if not issues:
+        return []
+    out = [f"{title} ({len(issues)})"]
+    for i in issues:
+        out.append(f"  {mark} {i.key}")
+        out.append(f"      {i.message}")
+        if i.hint:
+            out.append(f"      hint: {i.hint}")
+        fix = fix_line(i, argv)
+        if fix:
+            out.append(f"      fix:  {fix}")
+    return out

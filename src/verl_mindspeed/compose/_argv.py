@@ -1,0 +1,63 @@
+"""Split a verl launch's argv the way Hydra's ``@hydra.main`` reads it, and parse the overrides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+
+from ..errors import EvaluationError
+
+_VALUE_FLAGS = {"--config-path": "config_path", "-cp": "config_path", "--config-name": "config_name",
+                "-cn": "config_name", "--config-dir": "config_dir", "-cd": "config_dir"}
+_BARE_FLAGS = {"--multirun", "-m", "--resolve", "--cfg", "-c", "--info", "-i", "--package", "-p"}
+
+
+@dataclass
+class LaunchArgs:
+    config_path: Optional[str] = None
+    config_name: Optional[str] = None
+    config_dir: Optional[str] = None
+    overrides: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    """Hydra flags that do not change the composed config (``--multirun``, ``--cfg job``...)."""
+
+
+def split_argv(argv: list[str]) -> LaunchArgs:
+    out = LaunchArgs()
+    it = iter(argv)
+    for arg in it:
+        if arg == "--":
+            continue
+        name, eq, value = arg.partition("=")
+        if name in _VALUE_FLAGS:
+            if not eq:
+                value = next(it, None)
+                if value is None:
+                    raise EvaluationError(f"{name} needs a value")
+            setattr(out, _VALUE_FLAGS[name], value)
+        elif name in _BARE_FLAGS or arg.startswith("--"):
+            out.ignored.append(arg)
+            if name in ("--cfg", "-c", "--info", "-i", "--package", "-p") and not eq:
+                nxt = next(it, None)
+                if nxt is not None:
+                    out.ignored.append(nxt)
+        else:
+            out.overrides.append(arg)
+    if out.config_name and out.config_name.endswith(".yaml"):
+        out.config_name = out.config_name[: -len(".yaml")]
+    return out
+
+
+def parse_overrides(overrides: list[str]) -> list[Override]:
+    """Parse with Hydra's public parser; a syntax error stops evaluation (exit 2) naming the override."""
+    parser = OverridesParser.create()
+    parsed = []
+    for text in overrides:
+        try:
+            parsed.extend(parser.parse_overrides([text]))
+        except Exception as exc:  # hydra's OverrideParseException and friends
+            raise EvaluationError(f"cannot parse override {text!r}: {str(exc).splitlines()[0]}") from exc
+    return parsed

@@ -1,0 +1,152 @@
+"""Everything generated from the catalogue: the feature pages and the schema's field declarations.
+
+    python -m verl_mindspeed.docs_gen          # rewrite the generated files
+    python -m verl_mindspeed.docs_gen --check  # exit 1 when a generated file drifted
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import catalog
+from .catalog import Flag
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADER = "<!-- Generated from src/verl_mindspeed/catalog by `python -m verl_mindspeed.docs_gen`. Do not edit. -->\n"
+
+
+def annotation(flag: Flag) -> str:
+    """The Python type of a flag, as written in the generated schema."""
+    base = {
+        "bool": "bool",
+        "int": "int",
+        "str": f"Literal[{', '.join(repr(c) for c in flag.choices)}]" if flag.choices else "str",
+        "layers": "Union[str, int, list[int]]",
+        "str_list": f"list[Literal[{', '.join(repr(c) for c in flag.choices)}]]",
+    }[flag.type]
+    return f"Optional[{base}]"
+
+
+def _default_text(flag: Flag) -> str:
+    if flag.default is None and not flag.default_note:
+        return "unset"
+    value = "" if flag.default is None else f"`{flag.default!r}`"
+    return ", ".join(p for p in (value, flag.default_note) if p)
+
+
+def schema_source() -> str:
+    lines = [
+        '"""Field declarations of the schema, generated from the catalogue. Do not edit:',
+        "run ``python -m verl_mindspeed.docs_gen``.",
+        '"""',
+        "",
+        "# fmt: off",
+        "from __future__ import annotations",
+        "",
+        "from dataclasses import dataclass, field",
+        "from typing import Literal, Optional, Union",
+        "",
+        "from ._base import SchemaBase",
+        "",
+        "",
+    ]
+    sections = (
+        ("TransformerOverrides", "otc", "Keys under ``<role>.megatron.override_transformer_config``."),
+        ("MegatronSettings", "megatron", "Keys directly under ``<role>.megatron``."),
+    )
+    for cls, where, doc in sections:
+        lines += ["@dataclass(kw_only=True)", f"class {cls}(SchemaBase):", f'    """{doc}"""', ""]
+        for flag in catalog.flags(where):
+            lines.append(f"    {flag.name}: {annotation(flag)} = None")
+            lines.append(f'    """{flag.help} Feeds {flag.feeds}. Default: {_default_text(flag)}."""')
+            lines.append("")
+        lines.append("")
+    lines += [
+        "@dataclass(kw_only=True)",
+        "class MindSpeedConfigFields(MegatronSettings):",
+        '    """A role\'s ``megatron`` section: its settings and its ``override_transformer_config``."""',
+        "",
+        "    override_transformer_config: TransformerOverrides = field(default_factory=TransformerOverrides)",
+        '    """MindSpeed and Megatron keys verl hands to MindSpeed\'s ``repatch`` and to ``TransformerConfig``."""',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def features_markdown(lang: str = "en") -> str:
+    zh = lang == "zh"
+    out = [HEADER]
+    out.append("# MindSpeed 特性与融合算子\n" if zh else "# MindSpeed features and fused operators\n")
+    for kind, title, title_zh in (("feature", "Features", "特性支持列表"), ("fused_op", "Fused operators", "融合算子支持列表")):
+        out.append(f"\n## {title_zh if zh else title}\n")
+        out.append("| 特性名称 | 配置参数 | 状态 | 说明 |" if zh else "| Feature | Config keys | Status | What it does |")
+        out.append("|---|---|---|---|")
+        for f in (x for x in catalog.FEATURES if x.kind == kind):
+            keys = "<br>".join(f"`{k}`" for k in f.seed_keys)
+            desc = f.description_zh if zh else f.description
+            if f.source != "seed":
+                desc += "（来自 MindSpeed 的 verl 指南）" if zh else " (row from MindSpeed's own verl guide)"
+            out.append(f"| {f.name_zh if zh else f.name} | {keys} | {f.status} | {_md_cell(desc)} |")
+    out.append("\n## 参数详情\n" if zh else "\n## Every key\n")
+    for f in catalog.FEATURES:
+        out.append(f"\n### {f.name_zh if zh else f.name} (`{f.id}`)\n")
+        out.append(("| 参数 | 类型 | 取值 | 默认 | 传给 | 说明 |" if zh else
+                    "| Key | Type | Values | Default | Feeds | Meaning |"))
+        out.append("|---|---|---|---|---|---|")
+        for fl in f.flags:
+            where = "megatron." if fl.where == "megatron" else "megatron.override_transformer_config."
+            values = ", ".join(f"`{c}`" for c in fl.choices) or (f">= {fl.minimum}" if fl.minimum else "")
+            if fl.nullable:
+                values += ", `null`" if values else "`null`"
+            help_text = fl.help_zh if zh else fl.help
+            if fl.aliases:
+                help_text += (" 别名：" if zh else " Aliases: ") + ", ".join(f"`{a}`" for a in fl.aliases)
+            out.append(f"| `{where}{fl.name}` | {fl.type} | {values} | {_md_cell(_default_text(fl))} | "
+                       f"{_md_cell(fl.feeds)} | {_md_cell(help_text)} |")
+        extra = []
+        if f.companions:
+            extra.append(("配套设置：" if zh else "Companion settings: ") + ", ".join(f"`{c}`" for c in f.companions))
+        extra += list(f.notes_zh if zh else f.notes)
+        if f.rules:
+            extra.append(("检查规则：" if zh else "Checked by rules: ") + ", ".join(f"`{r}`" for r in f.rules))
+        out += ["", *(f"- {e}" for e in extra)] if extra else []
+    out.append("")
+    return "\n".join(out)
+
+
+def generated_files() -> dict[Path, str]:
+    return {
+        ROOT / "docs" / "features.md": features_markdown("en"),
+        ROOT / "docs" / "zh" / "features.md": features_markdown("zh"),
+        Path(__file__).resolve().parent / "schema" / "_generated.py": schema_source(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Regenerate (or --check) the files made from the catalogue.")
+    parser.add_argument("--check", action="store_true")
+    ns = parser.parse_args(argv)
+    drift = []
+    for path, text in generated_files().items():
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current == text:
+            continue
+        if ns.check:
+            drift.append(path)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path}")
+    for path in drift:
+        print(f"out of date: {path} (run python -m verl_mindspeed.docs_gen)", file=sys.stderr)
+    return 1 if drift else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

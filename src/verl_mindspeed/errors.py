@@ -1,0 +1,52 @@
+"""Problems found in a configuration, and the one exception that lists them all."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Iterable, Literal, Optional
+
+Severity = Literal["error", "warning", "note"]
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One problem with one key, phrased for the person who typed the key.
+
+    ``key`` is the full dotted path as the user would type it on a verl command
+    line, without any ``+``/``++`` prefix. ``suggestion`` is the corrected full
+    key when the user most likely meant another key. ``override`` is a corrected
+    command-line override the user can paste, when one can be written.
+    """
+
+    severity: Severity
+    key: str
+    message: str
+    hint: str = ""
+    suggestion: Optional[str] = None
+    rule: str = ""
+    override: Optional[str] = None
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out.pop("severity")
+        return out
+
+    def line(self) -> str:
+        """The one-line form used in exception messages and plain reports."""
+        text = f"{self.key}: {self.message}"
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+
+class ConfigError(ValueError):
+    """Raised with every error of a configuration at once, one line per problem."""
+
+    def __init__(self, issues: Iterable[Issue]):
+        self.issues = [i for i in issues if i.severity == "error"]
+        lines = "\n".join(f"  - {i.line()}" for i in self.issues)
+        super().__init__(f"{len(self.issues)} MindSpeed configuration error(s):\n{lines}")
+
+
+class EvaluationError(RuntimeError):
+    """The command could not be evaluated at all (bad override syntax, no verl, unknown config)."""
