@@ -92,11 +92,14 @@ class RoleView:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     @property
-    def sequence_parallel(self) -> bool:
-        """Whether SP is effectively on: the dict wins, else verl's ``megatron.sequence_parallel`` when TP > 1."""
-        if "sequence_parallel" in self.otc and self.otc["sequence_parallel"] is not None:
+    def sequence_parallel(self) -> Optional[bool]:
+        """Whether SP is effectively on: the dict wins, else verl's ``megatron.sequence_parallel`` (verl 0.9
+        turns it off when TP = 1); ``None`` when neither says (older verl trees without the key)."""
+        if self.otc.get("sequence_parallel") is not None:
             return self.otc["sequence_parallel"] is True
-        return bool(self.megatron.get("sequence_parallel", False)) and self.tp > 1
+        if self.megatron.get("sequence_parallel") is None:
+            return None
+        return bool(self.megatron["sequence_parallel"]) and self.tp > 1
 
 
 @dataclass
@@ -112,6 +115,15 @@ class Context:
     """A ``verl_mindspeed.model.ModelSpec`` when the HF config could be read, else ``None``."""
     config: Any = None
     """The composed verl config (DictConfig), read-only, for rules that need other sections."""
+
+
+def release_at_least(release: str, version: tuple[int, int, int]) -> bool:
+    """Whether a MindSpeed release branch (``26.0.0_core_r0.12.1``, ``master``...) is at least ``version``."""
+    head = release.split("_", 1)[0]
+    parts = head.split(".")
+    if not all(p.isdigit() for p in parts):
+        return True  # master and core_r* branches carry the newest checks
+    return tuple(int(p) for p in parts) >= version
 
 
 Scope = Literal["role", "run"]

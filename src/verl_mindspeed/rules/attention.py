@@ -24,7 +24,8 @@ def flash_attn_off(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
 @rule("cp-forces-flash-attn", cites=_CP + " (every CP algorithm forces use_flash_attn=True)")
 def cp_forces_flash_attn(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    if role.cp > 1 and role.otc.get("use_flash_attn") is False:
+    if role.cp > 1 and role.otc.get("use_flash_attn") is False and role.otc.get("context_parallel_algo") != \
+            "kvallgather_cp_algo":
         yield error(
             role.key("use_flash_attn"),
             f"context_parallel_size={role.cp} requires use_flash_attn=True",
@@ -51,10 +52,11 @@ def cp_algo_release(role: RoleView, ctx: Context) -> Iterable[Issue]:
     spec = universe.mindspeed_args(ctx.release).get("context_parallel_algo") if ctx.release in universe.releases() \
         else None
     if spec and algo not in (spec.get("choices") or []):
-        yield warning(
+        yield error(
             role.key("context_parallel_algo"),
-            f"context_parallel_algo={algo} is not registered by MindSpeed {ctx.release}; it needs 26.0.0 or later",
-            "cp-algo-release",
+            f"context_parallel_algo={algo} requires MindSpeed 26.0.0 or later (checking against {ctx.release}, "
+            "which has no code for it)", "cp-algo-release",
+            hint="use megatron_cp_algo or ulysses_cp_algo, or check with --mindspeed-release of your cluster",
         )
 
 
@@ -90,14 +92,30 @@ def hybrid_cp_ulysses_degree(role: RoleView, ctx: Context) -> Iterable[Issue]:
         )
 
 
-@rule("cp-seq-length", cites=_CP + " (ring: seq_length % (2*cp); Ulysses: seq_length % cp)")
+_SEQ_FACTOR = {"megatron_cp_algo": 2, "hybrid_cp_algo": 2, "ulysses_cp_algo": 1, "adaptive_cp_algo": 1,
+               "hybrid_adaptive_cp_algo": 1, "kvallgather_cp_algo": 2}
+_SEQ_UNGUARDED = ("ulysses_cp_algo", "adaptive_cp_algo", "hybrid_adaptive_cp_algo")
+
+
+@rule("cp-seq-length", cites=_CP + " (ring/hybrid: seq_length % (2*cp); Ulysses/adaptive: seq_length % cp)")
 def cp_seq_length(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    seq = role.otc.get("seq_length")
-    if role.cp == 1 or not isinstance(seq, int) or isinstance(seq, bool):
+    if role.cp == 1:
         return
     algo = role.otc.get("context_parallel_algo") or "megatron_cp_algo"
-    factor = 2 * role.cp if algo == "megatron_cp_algo" else role.cp
-    if algo in ("megatron_cp_algo", "ulysses_cp_algo") and seq % factor:
+    seq = role.otc.get("seq_length")
+    if seq is None and algo in _SEQ_UNGUARDED:
+        yield error(
+            role.key("seq_length"),
+            f"context_parallel_algo={algo} requires seq_length in override_transformer_config: MindSpeed reads it "
+            "unguarded and fails inside the worker without it",
+            "cp-seq-length", hint="the longest sequence: data.max_prompt_length + data.max_response_length, "
+            f"rounded up to a multiple of {role.cp}",
+        )
+        return
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        return
+    factor = _SEQ_FACTOR.get(algo, 1) * role.cp
+    if seq % factor:
         yield error(
             role.key("seq_length"),
             f"context_parallel_algo={algo} requires seq_length divisible by {factor} (got {seq})",

@@ -5,26 +5,27 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..errors import Issue
-from ._base import Context, RoleView, error, fmt, rule, warning
+from ._base import Context, RoleView, error, fmt, release_at_least, rule, warning
 
 _MCORE = "megatron-core 0.12.1 megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
 _SWAP = "mindspeed/features_manager/optimizer/swap_optimizer_feature.py"
 
 
-@rule("swap-optimizer-requires-distributed-optimizer", cites=_SWAP)
+@rule("swap-optimizer-requires-distributed-optimizer", cites=_SWAP + " (a hard error from MindSpeed 26.0.0)")
 def swap_needs_distributed_optimizer(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """swap_optimizer works on the distributed optimizer's shards."""
+    """swap_optimizer works on the distributed optimizer's shards (MindSpeed 26.0.0+ raise, 2.x do not check)."""
     if not role.on("swap_optimizer"):
         return
+    make = error if release_at_least(ctx.release, (26, 0, 0)) else warning
     if role.megatron.get("use_distributed_optimizer") is False:
-        yield error(
+        yield make(
             role.mkey("use_distributed_optimizer"),
             "swap_optimizer=True requires megatron.use_distributed_optimizer=True",
             "swap-optimizer-requires-distributed-optimizer",
             override=role.mset_line("use_distributed_optimizer", True),
         )
     if role.otc.get("use_distributed_optimizer") is False:
-        yield error(
+        yield make(
             role.key("use_distributed_optimizer"),
             "swap_optimizer=True requires override_transformer_config.use_distributed_optimizer=True "
             "(MindSpeed reads the copy in the dict)",
@@ -33,7 +34,7 @@ def swap_needs_distributed_optimizer(role: RoleView, ctx: Context) -> Iterable[I
         )
 
 
-@rule("swap-optimizer-conflicts", cites=_SWAP)
+@rule("swap-optimizer-conflicts", cites=_SWAP + "; optimizer/low_precision_optimizer_feature.py (26.1.0+)")
 def swap_optimizer_conflicts(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if not role.on("swap_optimizer"):
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..errors import Issue
-from ._base import Context, RoleView, error, fmt, rule, warning
+from ._base import Context, RoleView, error, fmt, release_at_least, rule, warning
 
 PERMUTE = "use_fused_moe_token_permute_and_unpermute"
 _OVERLAP = ("moe_tp_extend_ep", "moe_alltoall_overlap_comm", "moe_allgather_overlap_comm")
@@ -54,36 +54,62 @@ def moe_async_comm_alone(role: RoleView, ctx: Context) -> Iterable[Issue]:
         )
 
 
-@rule("moe-overlap-prerequisites", cites="mindspeed/features_manager/moe/*.py")
+@rule("moe-overlap-prerequisites", cites="mindspeed/features_manager/moe/{moe_alltoall_overlap,"
+      "moe_allgather_overlap,tp_extend_ep}.py")
 def moe_overlap_prerequisites(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    for feature in _OVERLAP:
-        if not role.on(feature):
-            continue
+    """Prerequisites of MindSpeed's MoE overlap features; a dispatcher the user did not set comes from the bridge."""
+    dispatcher = role.otc.get("moe_token_dispatcher_type")
+    key = "moe-overlap-prerequisites"
+    if role.on("moe_alltoall_overlap_comm"):
+        if dispatcher is not None and dispatcher not in ("alltoall", "alltoall_seq"):
+            yield error(role.key("moe_token_dispatcher_type"), f"moe_alltoall_overlap_comm=True requires "
+                        f"moe_token_dispatcher_type=alltoall or alltoall_seq (got {dispatcher})", key,
+                        override=role.set_line("moe_token_dispatcher_type", "alltoall"))
+        if not role.on("moe_grouped_gemm"):
+            yield error(role.key("moe_grouped_gemm"), "moe_alltoall_overlap_comm=True requires moe_grouped_gemm=True",
+                        key, override=role.set_line("moe_grouped_gemm", True))
+        if dispatcher == "alltoall_seq" and not role.on("moe_permutation_async_comm"):
+            yield error(role.key("moe_permutation_async_comm"), "moe_alltoall_overlap_comm=True with "
+                        "moe_token_dispatcher_type=alltoall_seq requires moe_permutation_async_comm=True", key,
+                        override=role.set_line("moe_permutation_async_comm", True))
+        if dispatcher == "alltoall" and role.on("moe_tp_extend_ep"):
+            yield error(role.key("moe_tp_extend_ep"), "moe_alltoall_overlap_comm=True with "
+                        "moe_token_dispatcher_type=alltoall and moe_tp_extend_ep=True cannot be combined", key)
+        if role.ep == 1 and release_at_least(ctx.release, (26, 1, 0)):
+            yield error(role.mkey("expert_model_parallel_size"),
+                        "moe_alltoall_overlap_comm=True requires expert_model_parallel_size > 1", key)
+    if role.on("moe_allgather_overlap_comm"):
+        if dispatcher is not None and dispatcher != "allgather":
+            yield error(role.key("moe_token_dispatcher_type"), "moe_allgather_overlap_comm=True requires "
+                        f"moe_token_dispatcher_type=allgather (got {dispatcher})", key,
+                        override=role.set_line("moe_token_dispatcher_type", "allgather"))
         for need in ("moe_permutation_async_comm", "moe_grouped_gemm"):
             if not role.on(need):
-                yield error(role.key(need), f"{feature}=True requires {need}=True", "moe-overlap-prerequisites",
+                yield error(role.key(need), f"moe_allgather_overlap_comm=True requires {need}=True", key,
                             override=role.set_line(need, True))
-        wanted = "allgather" if feature == "moe_allgather_overlap_comm" else "alltoall"
-        dispatcher = role.otc.get("moe_token_dispatcher_type")
-        if dispatcher is not None and dispatcher != wanted:
-            yield error(
-                role.key("moe_token_dispatcher_type"),
-                f"{feature}=True requires moe_token_dispatcher_type={wanted} (got {dispatcher})",
-                "moe-overlap-prerequisites", override=role.set_line("moe_token_dispatcher_type", wanted),
-            )
+    if role.on("moe_tp_extend_ep"):
+        for need in ("moe_permutation_async_comm", "moe_grouped_gemm"):
+            if not role.on(need):
+                yield error(role.key(need), f"moe_tp_extend_ep=True requires {need}=True", key,
+                            override=role.set_line(need, True))
+        if role.otc.get("moe_expert_capacity_factor") is not None:
+            yield error(role.key("moe_expert_capacity_factor"),
+                        "moe_tp_extend_ep=True requires moe_expert_capacity_factor=null", key)
 
 
 @rule("mc2-requires-sp-tp", cites="mindspeed/features_manager/tensor_parallel/mc2.py")
 def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if not role.on("use_ascend_mc2"):
         return
+    # MindSpeed 26.0.0+ raise; 2.x warn and silently skip the MC2 patch.
+    make = error if release_at_least(ctx.release, (26, 0, 0)) else warning
     if role.tp == 1:
-        yield error(
+        yield make(
             role.mkey("tensor_model_parallel_size"), "use_ascend_mc2=True requires tensor_model_parallel_size > 1",
             "mc2-requires-sp-tp", override=role.mset_line("tensor_model_parallel_size", 2),
         )
-    elif not role.sequence_parallel:
-        yield error(
+    elif role.sequence_parallel is False:
+        yield make(
             role.key("sequence_parallel"), "use_ascend_mc2=True requires sequence_parallel=True",
             "mc2-requires-sp-tp", override=role.set_line("sequence_parallel", True),
         )

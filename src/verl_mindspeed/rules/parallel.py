@@ -10,15 +10,26 @@ from ._base import Context, RoleView, error, rule, warning
 _MCORE = "megatron-core 0.12.1 megatron/core/transformer/transformer_config.py"
 
 
-@rule("sp-requires-tp", cites="megatron/core/tensor_parallel/layers.py (SP disabled when TP=1); "
-      "verl/workers/config/engine.py McoreEngineConfig.__post_init__")
+@rule("sp-requires-tp", cites="megatron-core 0.12.1 megatron/core/model_parallel_config.py __post_init__")
 def sp_requires_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """sequence_parallel=True in the dict with TP=1 is silently turned off by megatron."""
+    """verl turns its own megatron.sequence_parallel off at TP=1, but the dict's value goes to megatron as is."""
     if role.on("sequence_parallel") and role.tp == 1:
-        yield warning(
+        yield error(
             role.key("sequence_parallel"),
-            "sequence_parallel=True requires tensor_model_parallel_size > 1 (got 1); megatron turns it off",
-            "sp-requires-tp", hint="raise TP or drop the key", override=role.mset_line("tensor_model_parallel_size", 2),
+            "sequence_parallel=True requires tensor_model_parallel_size > 1 (got 1)",
+            "sp-requires-tp", hint="megatron raises 'Can not use sequence parallelism without tensor parallelism'; "
+            "raise TP or drop the key", override=role.mset_line("tensor_model_parallel_size", 2),
+        )
+
+
+@rule("ep-tp-requires-sp", cites="megatron-core 0.12.1 megatron/core/model_parallel_config.py __post_init__")
+def ep_tp_requires_sp(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    if role.ep > 1 and role.tp > 1 and role.sequence_parallel is False:
+        yield error(
+            role.key("sequence_parallel"),
+            f"expert_model_parallel_size={role.ep} with tensor_model_parallel_size={role.tp} requires "
+            "sequence_parallel=True",
+            "ep-tp-requires-sp", override=role.set_line("sequence_parallel", True),
         )
 
 
