@@ -14,7 +14,7 @@ DIST_OPT = Feature(
     description_zh="在数据并行组内切分优化器状态（类似 ZeRO-1）。",
     seed_keys=(f"{A}.{O}.use_distributed_optimizer",),
     flags=(
-        Flag(name="use_distributed_optimizer", where="otc", type="bool", process_wide=True,
+        Flag(name="use_distributed_optimizer", where="otc", type="bool",
              default_note="copied from megatron.use_distributed_optimizer when swap_optimizer is on",
              help="The copy MindSpeed's checks read; the switch that acts is megatron.use_distributed_optimizer.",
              help_zh="供 MindSpeed 检查读取的副本；真正生效的开关是 megatron.use_distributed_optimizer。",

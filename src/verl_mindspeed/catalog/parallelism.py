@@ -89,7 +89,7 @@ CP = Feature(
     flags=(
         _size("context_parallel_size", "Number of devices one sequence is split across (verl's process groups).",
               "一条序列切分的设备数（verl 的进程组）。", "megatron --context-parallel-size"),
-        Flag(name="context_parallel_size", where="otc", type="int", minimum=1, process_wide=True,
+        Flag(name="context_parallel_size", where="otc", type="int", minimum=1,
              default_note="copied from megatron.context_parallel_size by verl 0.8+ and by this tool",
              help="The CP size MindSpeed's patches read; must equal megatron.context_parallel_size.",
              help_zh="MindSpeed 补丁读取的 CP 大小；必须等于 megatron.context_parallel_size。",

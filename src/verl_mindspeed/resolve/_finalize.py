@@ -8,6 +8,7 @@ from .. import catalog
 from ..catalog import universe
 from ..errors import Issue
 from ..rules._base import RoleView, fmt, issue
+from ._normalize import PERMUTE, PERMUTE_MEGATRON
 
 
 def is_process_wide(key: str) -> bool:
@@ -33,6 +34,9 @@ def finalize(view: RoleView, inherited: dict[str, Any], model: Any) -> tuple[dic
             out[key] = value
             notes.append(issue("note", view.key(key), f"added {key}={fmt(value)}: {why}", "inject"))
 
+    # MindSpeed keeps its permute switch and megatron's equal; an inherited switch brings its twin.
+    if isinstance(out.get(PERMUTE), bool) and out.get(PERMUTE_MEGATRON) is None:
+        out[PERMUTE_MEGATRON] = out[PERMUTE]
     batch_invariant = out.get("use_flash_attn_npu_batch_invariant") is True
     add("use_flash_attn", not batch_invariant,
         "MindSpeed registers its attention patch only when it is on (verl 0.8+ sets the same default)")

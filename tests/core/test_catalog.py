@@ -1,0 +1,109 @@
+"""The catalogue covers every row of the feature guide, and everything generated from it is in sync."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SHARED
+from verl_mindspeed import catalog
+from verl_mindspeed.cli import main
+from verl_mindspeed.docs_gen import features_markdown, generated_files
+
+SEED = SHARED / "seed" / "mindspeed-feature-guide.zh.md"
+
+
+def seed_rows() -> list[tuple[str, list[str], str]]:
+    """(name, keys, status) of every table row in the guide."""
+    rows = []
+    for line in SEED.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and "." in cells[1]:
+            rows.append((cells[0], [k.strip() for k in cells[1].split("<br>")], cells[2]))
+    return rows
+
+
+def test_seed_parsed():
+    assert len(seed_rows()) == 18  # 12 features + 6 fused operators
+
+
+@pytest.mark.parametrize("name, keys, status", seed_rows(), ids=[r[0] for r in seed_rows()])
+def test_every_seed_row_is_a_catalogue_entry(name, keys, status):
+    matches = [f for f in catalog.FEATURES if f.source == "seed" and list(f.seed_keys) == keys]
+    assert len(matches) == 1, f"no catalogue entry with exactly the keys {keys}"
+    assert matches[0].status == status
+
+
+def test_counts_and_kinds():
+    kinds = [f.kind for f in catalog.FEATURES if f.source == "seed"]
+    assert kinds.count("feature") == 12 and kinds.count("fused_op") == 6
+    extra = {f.id for f in catalog.FEATURES if f.source != "seed"}
+    assert extra == {"fused_rope", "mbridge", "cp_algo"}
+
+
+def test_ids_unique_and_both_languages():
+    ids = [f.id for f in catalog.FEATURES]
+    assert len(ids) == len(set(ids))
+    for f in catalog.FEATURES:
+        assert f.name and f.name_zh and f.description and f.description_zh
+        for fl in f.flags:
+            assert fl.help and fl.help_zh and fl.feeds, fl.name
+            assert re.search(r"[\u4e00-\u9fff]", fl.help_zh), f"{fl.name}: help_zh has no Chinese"
+
+
+def test_seed_permute_name_is_an_alias_of_the_real_flags():
+    aliases = catalog.aliases()
+    assert aliases["fused_permute_and_unpermute"] == "use_fused_moe_token_permute_and_unpermute"
+    assert aliases["fused_permute_unpermute"] == "use_fused_moe_token_permute_and_unpermute"
+
+
+def test_rules_named_by_features_exist():
+    from verl_mindspeed.rules import RULES
+
+    ids = {r.id for r in RULES}
+    for f in catalog.FEATURES:
+        assert set(f.rules) <= ids, f"{f.id} names unknown rules {set(f.rules) - ids}"
+
+
+def test_features_json(capsys):
+    assert main(["features", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["features"]) == len(catalog.FEATURES)
+    first = data["features"][0]
+    assert {"id", "name", "name_zh", "kind", "status", "keys", "aliases"} <= set(first)
+    permute = next(f for f in data["features"] if f["id"] == "fused_permute_unpermute")
+    assert permute["keys"] == ["actor_rollout_ref.actor.megatron.override_transformer_config.fused_permute_and_unpermute"]
+    assert "fused_permute_unpermute" in permute["aliases"]
+
+
+@pytest.mark.parametrize("fmt, lang, needle", [
+    ("table", "en", "Tensor parallelism (TP)"),
+    ("table", "zh", "张量并行 (TP)"),
+    ("markdown", "zh", "## 融合算子支持列表"),
+    ("markdown", "en", "## Fused operators"),
+])
+def test_features_text_forms(capsys, fmt, lang, needle):
+    assert main(["features", "--format", fmt, "--lang", lang]) == 0
+    assert needle in capsys.readouterr().out
+
+
+def test_generated_files_are_in_sync():
+    for path, text in generated_files().items():
+        assert path.read_text(encoding="utf-8") == text, f"{path} drifted: run python -m verl_mindspeed.docs_gen"
+
+
+def test_docs_gen_check_command():
+    proc = subprocess.run([sys.executable, "-m", "verl_mindspeed.docs_gen", "--check"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_feature_docs_list_every_key():
+    en, zh = features_markdown("en"), features_markdown("zh")
+    for f in catalog.FEATURES:
+        for key in f.seed_keys:
+            assert f"`{key}`" in en and f"`{key}`" in zh
