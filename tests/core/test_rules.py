@@ -184,6 +184,13 @@ CASES = {
         {M + "context_parallel_size": 2, O + "context_parallel_algo": "megatron_cp_algo"},
     ),
 }
+CASES["uneven-pp-needs-middle"] = (
+    {M + "pipeline_model_parallel_size": 2, O + "num_layers_in_first_pipeline_stage": 1,
+     O + "num_layers_in_last_pipeline_stage": 1}, "error", O + "num_layers_in_last_pipeline_stage",
+    "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage together require "
+    "pipeline_model_parallel_size > 2 (got 2)",
+    {M + "pipeline_model_parallel_size": 2, O + "num_layers_in_first_pipeline_stage": 1},
+)
 RELEASE = {"cp-algo-release": "2.3.0_core_r0.12.1"}
 
 

@@ -99,3 +99,23 @@ def vpp_requires_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
             "vpp-requires-pp", override=role.mset_line("virtual_pipeline_model_parallel_size", None),
         )
 
+
+
+@rule("uneven-pp-needs-middle", cites="megatron-core 0.12.1 megatron/core/transformer/transformer_config.py "
+      "(remaining layers divided by PP minus the uneven stages)")
+def uneven_pp_needs_middle(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    first = role.otc.get("num_layers_in_first_pipeline_stage")
+    last = role.otc.get("num_layers_in_last_pipeline_stage")
+    uneven = [n for n in ("num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage")
+              if role.otc.get(n) is not None]
+    if uneven and role.pp == 1:
+        yield warning(role.key(uneven[0]), f"{uneven[0]} has no effect: pipeline_model_parallel_size is 1",
+                      "uneven-pp-needs-middle")
+    elif first is not None and last is not None and role.pp == 2:
+        yield error(
+            role.key("num_layers_in_last_pipeline_stage"),
+            "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage together require "
+            "pipeline_model_parallel_size > 2 (got 2)",
+            "uneven-pp-needs-middle", hint="megatron-core divides the remaining layers by PP - 2 and fails at PP=2; "
+            "set only one of them",
+        )

@@ -1,0 +1,107 @@
+"""`verl-mindspeed check` end to end: real composition, exit codes, JSON, the corpus of real launch lines."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from pytest import param
+
+from conftest import CORPUS, ROOT
+from verl_mindspeed.cli import main
+from verl_mindspeed.cli.check import read_args_file
+
+O = "actor_rollout_ref.actor.megatron.override_transformer_config."
+BASE = ["--config-path=config", "--config-name=ppo_megatron_trainer.yaml"]
+CORPUS_FILES = sorted(CORPUS.glob("*.args"))
+
+
+def run_json(capsys, argv):
+    code = main(["check", "--json", *argv])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_corpus_present():
+    assert len(CORPUS_FILES) >= 5
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=[p.stem for p in CORPUS_FILES])
+def test_real_launch_lines_pass(base_cfg, capsys, path):
+    code, data = run_json(capsys, read_args_file(str(path)))
+    assert data["errors"] == [] and code == 0 and data["ok"] is True
+    assert data["roles"]["actor"]["override_transformer_config"]["use_flash_attn"] is True
+
+
+def test_json_shape(base_cfg, capsys):
+    code, data = run_json(capsys, [*BASE, f"+{O}use_flash_atn=True"])
+    assert code == 1
+    assert set(data) >= {"ok", "errors", "warnings", "roles", "versions"}
+    (err,) = data["errors"]
+    assert set(err) >= {"key", "message", "hint", "suggestion"}
+    assert err["key"] == O + "use_flash_atn"
+    assert err["suggestion"] == O + "use_flash_attn"
+    assert err["override"] == f"+{O}use_flash_attn=True"
+    assert set(data["roles"]["actor"]) == {"override_transformer_config", "megatron"}
+    assert data["versions"]["verl"]
+
+
+@pytest.mark.parametrize("argv, rule, override", [
+    param([f"{O}use_flash_attn=True"], "hydra-missing-plus", f"+{O}use_flash_attn=True", id="missing-plus"),
+    param(["actor_rollout_ref.actor.megatron.tensor_model_paralel_size=2"], "unknown-key",
+          "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2", id="typo-without-plus"),
+    param([f"+{O}noop_layers=0,7"], "hydra-sweep", f"+{O}noop_layers='\"0,7\"'", id="unquoted-list"),
+    param(["+actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"], "hydra-append",
+          "++actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2", id="plus-on-existing"),
+    param(["model_engine=megatronn"], "hydra-group", "+model_engine=megatron", id="group-typo"),
+])
+def test_hydra_errors_become_issues(base_cfg, capsys, argv, rule, override):
+    code, data = run_json(capsys, [*BASE, *argv])
+    assert code == 1
+    assert [(e["rule"], e["override"]) for e in data["errors"]] == [(rule, override)]
+
+
+def test_all_errors_reported_at_once(base_cfg, capsys):
+    code, data = run_json(capsys, [*BASE, f"{O}use_flash_attn=True", f"+{O}noop_layers=0,7",
+                                   "actor_rollout_ref.actor.megatron.tensor_model_paralel_size=2",
+                                   f"+{O}use_ascend_mc2=True"])
+    assert code == 1
+    assert {e["rule"] for e in data["errors"]} == {"hydra-missing-plus", "hydra-sweep", "unknown-key",
+                                                   "mc2-requires-sp-tp"}
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    param(["actor_rollout_ref.actor.megatron.tensor_model_parallel_size=[1"], "cannot parse override", id="syntax"),
+    param(["--config-name=no_such_trainer"], "config name 'no_such_trainer' not found", id="config-name"),
+    param(["--config-path=/nonexistent/dir"], "verl config directory not found", id="config-path"),
+])
+def test_cannot_evaluate_exits_2(base_cfg, capsys, argv, fragment):
+    assert main(["check", *argv]) == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_text_report(base_cfg, capsys):
+    code = main(["check", *BASE, f"+{O}fused_permute_and_unpermute=True", f"+{O}use_fused_rmsnrom=True"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "Fused MoE permute/unpermute" in out and "Errors (1)" in out and "Warnings (1)" in out
+    assert f"fix:  +{O}use_fused_rmsnorm=True" in out
+    assert "FAILED: 1 error(s), 1 warning(s)" in out
+
+
+def test_console_entry_point_runs_in_a_subprocess(base_cfg):
+    proc = subprocess.run([sys.executable, "-m", "verl_mindspeed", "check", "--json", *BASE], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["ok"] is True
+    assert "torch" not in proc.stderr
+
+
+def test_check_does_not_import_heavy_modules(base_cfg):
+    code = ("import sys; from verl_mindspeed.cli import main; main(['check', '--json', "
+            "'--config-name=ppo_megatron_trainer']); "
+            "heavy = [m for m in ('torch', 'ray', 'verl', 'megatron') if m in sys.modules]; "
+            "print('HEAVY', heavy, file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "HEAVY []" in proc.stderr, proc.stderr
