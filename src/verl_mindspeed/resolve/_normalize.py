@@ -60,7 +60,7 @@ def normalize(prefix: str, raw: dict[str, Any]) -> tuple[dict[str, Any], list[Is
         issues.append(warning(
             key(name), f"'{name}' does not exist in MindSpeed; it is read as '{canonical}' (and megatron's "
             f"'{PERMUTE_MEGATRON}', which MindSpeed keeps equal)", "alias",
-            hint=f"write +{key(canonical)}={fmt(value)}", suggestion=key(canonical),
+            hint="the feature guide names a flag MindSpeed does not have", suggestion=key(canonical),
         ))
         if canonical in raw and raw[canonical] != value:
             issues.append(error(

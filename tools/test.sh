@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Set up a virtual environment with the full CPU stack and run the whole test suite.
+#   bash tools/test.sh            (what .ci/run runs; VENV=path to reuse another venv)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+PY=${PYTHON:-python3}
+
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --upgrade pip
+# torch is pinned to the CPU wheel: an unpinned torch (pulled in by verl) is a multi-GB CUDA build.
+"$VENV/bin/python" -m pip install -q "torch==2.13.0" "verl==0.9.1" "megatron-core==0.12.1"
+"$VENV/bin/python" -m pip install -q -e ".[test]"
+# The YAML trees of older verl releases, for the era tests (PyPI wheels, extracted once).
+"$VENV/bin/python" tools/fetch_verl_trees.py
+
+# Under CI every real-component test must run: a missing verl/megatron/ray is a failure, not a skip.
+export VERL_MINDSPEED_FULL_STACK=1
+set +e
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+  echo "pytest collected no tests: failing" >&2
+  exit 1
+fi
+exit "$status"
