@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SHARED
+from helpers import ROOT, SHARED
 from verl_mindspeed import catalog
 from verl_mindspeed.cli import main
 from verl_mindspeed.docs_gen import features_markdown, generated_files

@@ -9,7 +9,7 @@ import sys
 import pytest
 from pytest import param
 
-from conftest import CORPUS, ROOT
+from helpers import CORPUS, ROOT
 from verl_mindspeed.cli import main
 from verl_mindspeed.cli.check import read_args_file
 

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 from pytest import param
 
-from conftest import require
+from helpers import require
 
 M = "actor_rollout_ref.actor.megatron."
 O = M + "override_transformer_config."

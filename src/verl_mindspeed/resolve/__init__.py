@@ -117,6 +117,12 @@ def resolve(
 
     ctx = Context(world_size=world_size(cfg), release=release, model=model, config=cfg)
     issues += compare_roles(views, inherited)
+    # MindSpeed patches are process-wide: other roles run with the actor's switches, so check them that way.
+    actor_shared = process_wide_items(views["actor"].otc) if "actor" in views else {}
+    shared: dict[str, dict[str, Any]] = {}
+    for name, view in views.items():
+        shared[name] = {} if name == "actor" else {k: v for k, v in actor_shared.items() if k not in view.otc}
+        view.otc = {**shared[name], **view.otc}
     for rule in RULES:
         if rule.scope == "run":
             issues += list(rule.fn(views, ctx))
@@ -127,10 +133,8 @@ def resolve(
             issues += list(rule.fn(view, ctx))
 
     roles: dict[str, dict[str, dict[str, Any]]] = {}
-    actor_shared = process_wide_items(views["actor"].otc) if "actor" in views else {}
     for name, view in views.items():
-        base = {} if name == "actor" else {k: v for k, v in actor_shared.items() if k not in view.otc}
-        final, notes = finalize(view, base, model)
+        final, notes = finalize(view, shared[name], model)
         issues += notes
         roles[name] = {"override_transformer_config": final, "megatron": _megatron_view(view)}
     return Resolution(_dedupe(issues), roles, release)

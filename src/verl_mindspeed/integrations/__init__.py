@@ -1,0 +1,1 @@
+"""How verl-mindspeed plugs into a verl launch: the Hydra callback, the drop-in launcher, verl version differences."""

@@ -1,0 +1,72 @@
+"""Fixtures for the proof on real verl: the YAML trees of several verl releases.
+
+The installed verl (0.9.1) gives its own tree; the trees of verl 0.6.1 and 0.7.1 come from
+their wheels on PyPI (``tools/fetch_verl_trees.py``, which ``.ci/run`` runs beforehand; a
+cached tree is reused). Offline on a laptop they skip; under CI
+(``VERL_MINDSPEED_FULL_STACK=1``) a tree that cannot be had is a failure.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+from helpers import full_stack, require  # noqa: F401  (re-exported for the fixtures below)
+
+OLD_VERSIONS = ("0.6.1", "0.7.1")
+INSTALLED = "0.9.1"
+
+
+def _fetcher():
+    spec = importlib.util.spec_from_file_location("fetch_verl_trees", ROOT / "tools" / "fetch_verl_trees.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _unavailable(message: str):
+    if full_stack():
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def installed_verl_tree() -> Path:
+    """``verl/trainer/config`` of the installed verl (never imported here)."""
+    from verl_mindspeed.compose import find_verl_tree
+    from verl_mindspeed.errors import EvaluationError
+
+    try:
+        return find_verl_tree().config_dir
+    except EvaluationError as exc:
+        _unavailable(f"installed verl tree: {exc}")
+
+
+@pytest.fixture(scope="session")
+def old_verl_trees() -> dict[str, Path]:
+    """``{version: verl/trainer/config}`` for verl 0.6.1 and 0.7.1, fetched once into the cache."""
+    fetcher = _fetcher()
+    trees = {}
+    for version in OLD_VERSIONS:
+        try:
+            trees[version] = fetcher.fetch(version)
+        except Exception as exc:  # noqa: BLE001 - offline, PyPI down, pip missing
+            _unavailable(f"verl {version}'s config tree: {exc}")
+    return trees
+
+
+@pytest.fixture(scope="session")
+def verl_trees(installed_verl_tree, old_verl_trees) -> dict[str, Path]:
+    """Every tree under test, oldest first; the installed one under its version."""
+    return {**old_verl_trees, INSTALLED: installed_verl_tree}
+
+
+@pytest.fixture(params=[*OLD_VERSIONS, INSTALLED])
+def verl_tree(request, verl_trees) -> tuple[str, Path]:
+    """One ``(version, config_dir)`` per verl release under test."""
+    return request.param, verl_trees[request.param]
