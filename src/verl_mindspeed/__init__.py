@@ -7,26 +7,42 @@ Public API:
 - :func:`resolve` / :func:`inject` - validate a composed verl config and write back
   the normalized per-role dicts MindSpeed reads;
 - :class:`Issue`, :class:`ConfigError` - what the checks report.
+
+Names load on first use: Hydra imports this package whenever it opens the presets
+(``pkg://verl_mindspeed.conf``), and every Hydra app must not pay for pydantic then.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
 
-from .catalog import FEATURES
-from .errors import ConfigError, EvaluationError, Issue
-from .resolve import Resolution, inject, resolve
-from .schema import MindSpeedConfig, TransformerOverrides  # noqa: E402
+_EXPORTS = {
+    "FEATURES": "catalog",
+    "ConfigError": "errors",
+    "EvaluationError": "errors",
+    "Issue": "errors",
+    "MindSpeedConfig": "schema",
+    "TransformerOverrides": "schema",
+    "Resolution": "resolve",
+    "inject": "resolve",
+    "resolve": "resolve",
+}
 
-__all__ = [
-    "FEATURES",
-    "ConfigError",
-    "EvaluationError",
-    "Issue",
-    "MindSpeedConfig",
-    "Resolution",
-    "TransformerOverrides",
-    "__version__",
-    "inject",
-    "resolve",
-]
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'verl_mindspeed' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = ["__version__", *_EXPORTS]

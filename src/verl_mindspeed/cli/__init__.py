@@ -1,4 +1,4 @@
-"""The ``verl-mindspeed`` command line: check, features, plan."""
+"""The ``verl-mindspeed`` command line: check, features, plan, presets, run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Optional
 
-from . import check, features
+from . import check, features, plan, presets, run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,12 +17,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     check.add_parser(sub)
     features.add_parser(sub)
-    try:
-        from . import plan
-    except ImportError:  # pragma: no cover - while the planner is being written
-        plan = None
-    if plan is not None:
-        plan.add_parser(sub)
+    presets.add_parser(sub)
+    run.add_parser(sub)
+    plan.add_parser(sub)
     return parser
 
 

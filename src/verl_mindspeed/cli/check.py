@@ -68,7 +68,7 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
              model_config: Optional[str] = None, release: Optional[str] = None) -> Resolution:
     """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2)."""
     comp = compose_argv(argv, verl_config_dir)
-    model, model_issues = _load_model(comp.cfg, model_config)
+    model, model_issues = load_model(comp.cfg, model_config)
     res = resolve(comp.cfg, strict=strict, release=release, model=model,
                   known_megatron_keys=comp.tree.known_megatron_keys, otc_defaults=comp.tree.otc_defaults)
     res.issues = comp.issues + model_issues + res.issues
@@ -78,16 +78,15 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
     return res
 
 
-def _load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
+def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
+    """The model spec for model-aware checks (from --model-config or a local model path) and a note on it."""
     from omegaconf import OmegaConf
 
     path = explicit or OmegaConf.select(cfg, "actor_rollout_ref.model.path", default=None)
     if not isinstance(path, str) or not (explicit or Path(path).exists()):
         return None, []
-    try:
-        from ..model import load_model_spec
-    except ImportError:  # pragma: no cover
-        return None, []
+    from ..model import load_model_spec
+
     spec, note = load_model_spec(path)
     key = "--model-config" if explicit else "actor_rollout_ref.model.path"
     if spec is None:

@@ -1,0 +1,1 @@
+# Hydra imports every module under the hydra_plugins namespace at start-up; keep this package empty.

@@ -1,0 +1,112 @@
+"""The Hydra callback every ``mindspeed`` preset installs: validate and inject inside verl's own process.
+
+Hydra calls :meth:`MindSpeedCallback.on_run_start` with the composed config before the task function
+runs; the task function (verl's ``main``) then receives a deep copy of that very object, so what is
+injected here is what verl starts Ray with. Hydra turns an ordinary exception raised by a callback
+into a warning, so an invalid configuration stops the run with ``SystemExit(1)``.
+
+Installed by ``+mindspeed=<preset>``, or by hand::
+
+    ++hydra.callbacks.verl_mindspeed._target_=verl_mindspeed.integrations.hydra_callback.MindSpeedCallback
+
+Options (``++hydra.callbacks.verl_mindspeed.<name>=<value>``): ``release`` (MindSpeed release branch to
+check against), ``strict`` (unknown keys far from any known key are errors too), ``model_config`` (a
+HF config.json or its directory, for the model-aware checks; default: ``actor_rollout_ref.model.path``
+when it exists on this machine), ``quiet`` (print only errors and warnings).
+
+Imports neither torch nor verl: verl's config directory is located without importing verl.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import replace
+from typing import Any, Optional
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+CALLBACK_KEY = "hydra.callbacks.verl_mindspeed"
+TARGET = "verl_mindspeed.integrations.hydra_callback.MindSpeedCallback"
+#: The override that installs the callback without a preset; ``++`` so that it also works after one.
+INSTALL_OVERRIDE = f"++{CALLBACK_KEY}._target_={TARGET}"
+
+
+class MindSpeedCallback(Callback):
+    def __init__(self, release: Optional[str] = None, strict: bool = False,
+                 model_config: Optional[str] = None, quiet: bool = False) -> None:
+        self.release = release
+        self.strict = bool(strict)
+        self.model_config = model_config
+        self.quiet = bool(quiet)
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        start = time.perf_counter()
+        overrides = _task_overrides(config)
+        try:
+            res = validate_and_inject(config, overrides, release=self.release, strict=self.strict,
+                                      model_config=self.model_config)
+        except Exception as exc:  # noqa: BLE001 - never let a bug of ours pass silently as a Hydra warning
+            print(f"verl-mindspeed: could not check this launch: {exc!r}; stopping before Ray starts",
+                  file=sys.stderr, flush=True)
+            raise SystemExit(2) from exc
+        from ..cli.check import report
+
+        text = report(res, overrides, time.perf_counter() - start)
+        if self.quiet and res.ok:
+            text = text.splitlines()[-1]
+        stream = sys.stdout if res.ok else sys.stderr
+        print(text, file=stream, flush=True)
+        if not res.ok:
+            print(f"verl-mindspeed: {len(res.errors)} MindSpeed configuration error(s); stopping before Ray "
+                  "starts (fix the overrides above, or check again with 'verl-mindspeed check ...')",
+                  file=sys.stderr, flush=True)
+            raise SystemExit(1)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        print("verl-mindspeed: --multirun: the per-job configs are not checked; check each command with "
+              "'verl-mindspeed check ...'", file=sys.stderr, flush=True)
+
+
+def validate_and_inject(cfg: DictConfig, overrides: list[str], *, release: Optional[str] = None,
+                        strict: bool = False, model_config: Optional[str] = None):
+    """Resolve ``cfg`` (a composed verl config), inject the normalized dicts into it, return the Resolution.
+
+    Injection happens only when there is no error, so a failing launch leaves ``cfg`` untouched.
+    """
+    from .. import __version__
+    from ..catalog import universe
+    from ..cli.check import load_model
+    from ..cli.render import fix_line
+    from ..compose import find_verl_tree
+    from ..errors import EvaluationError
+    from ..resolve import inject, resolve
+
+    try:
+        tree = find_verl_tree()
+        known, defaults, version = tree.known_megatron_keys, tree.otc_defaults, tree.version
+    except EvaluationError:
+        known, defaults, version = None, None, "not found"
+    model, model_issues = load_model(cfg, model_config)
+    res = resolve(cfg, strict=strict, release=release, model=model,
+                  known_megatron_keys=known, otc_defaults=defaults)
+    res.issues = [replace(i, override=fix_line(i, overrides)) for i in model_issues + res.issues]
+    res.versions.update({"verl": version, "verl_config": _config_name(cfg), "verl_mindspeed": __version__,
+                         "transformer_config": universe.transformer_config_fields()[1]})
+    if res.ok:
+        inject(cfg, res)
+    return res
+
+
+def _task_overrides(cfg: DictConfig) -> list[str]:
+    task = OmegaConf.select(cfg, "hydra.overrides.task", default=None)
+    return [str(o) for o in task] if task is not None else []
+
+
+def _config_name(cfg: DictConfig) -> str:
+    name = OmegaConf.select(cfg, "hydra.job.config_name", default=None)
+    return f"{name} (as composed by Hydra)" if name else "composed by Hydra"
+
+
+__all__ = ["CALLBACK_KEY", "INSTALL_OVERRIDE", "MindSpeedCallback", "validate_and_inject"]
