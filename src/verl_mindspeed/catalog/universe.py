@@ -52,10 +52,13 @@ def megatron_training_args() -> dict[str, dict]:
 
 
 def transformer_config_fields() -> tuple[frozenset[str], str]:
-    """(fields, source): live from megatron-core if it is already loaded in this process, else the snapshot.
+    """(fields, source) of megatron-core's TransformerConfig and MLATransformerConfig.
 
-    Importing megatron-core pulls in torch (seconds), so the check never imports it
-    itself; inside a training process it is already there and the live fields win.
+    Live from the installed megatron-core when there is one: from the classes if the
+    module is already loaded (inside a training process), else read from its source
+    files without importing it (importing pulls in torch, which takes seconds). The
+    snapshot in ``data/known_keys.json`` is always included, so a newer or older
+    megatron-core only adds keys.
     """
     snap = _data()["transformer_config"]
     fields = set(snap["fields"]) | set(snap["mla_fields"])
@@ -68,9 +71,49 @@ def transformer_config_fields() -> tuple[frozenset[str], str]:
             cls = getattr(tc_mod, cls_name, None)
             if cls is not None and dataclasses.is_dataclass(cls):
                 fields |= {f.name for f in dataclasses.fields(cls)}
-        core = sys.modules.get("megatron.core")
-        source = f"megatron-core {getattr(core, '__version__', '?')} (live) + snapshot"
+        return frozenset(fields), "megatron-core (loaded) + " + source
+    parsed = _installed_source_fields()
+    if parsed:
+        return frozenset(fields | parsed[0]), f"megatron-core {parsed[1]} (installed source) + {source}"
     return frozenset(fields), source
+
+
+_CONFIG_FILES = {
+    "transformer/transformer_config.py": ("TransformerConfig", "MLATransformerConfig"),
+    "model_parallel_config.py": ("ModelParallelConfig",),
+}
+
+
+@lru_cache(maxsize=None)
+def _installed_source_fields() -> Optional[tuple[frozenset[str], str]]:
+    """Annotated fields of megatron-core's config dataclasses, parsed from the installed sources."""
+    import ast
+    import importlib.metadata
+    import importlib.util
+    from pathlib import Path
+
+    try:
+        spec = importlib.util.find_spec("megatron.core")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(list(spec.submodule_search_locations)[0])
+    fields: set[str] = set()
+    for rel, classes in _CONFIG_FILES.items():
+        path = root / rel
+        if not path.is_file():
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name in classes:
+                fields |= {st.target.id for st in node.body
+                           if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)}
+    try:
+        version = importlib.metadata.version("megatron-core")
+    except importlib.metadata.PackageNotFoundError:
+        version = "?"
+    return (frozenset(fields), version) if fields else None
 
 
 @lru_cache(maxsize=None)
