@@ -105,3 +105,14 @@ def test_check_does_not_import_heavy_modules(base_cfg):
             "print('HEAVY', heavy, file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "HEAVY []" in proc.stderr, proc.stderr
+
+
+def test_preset_is_reported_key_by_key(base_cfg, capsys):
+    code, data = run_json(capsys, [*BASE, "+mindspeed=memory_saving"])
+    assert code == 0, data["errors"]
+    sets = data["presets"]["memory_saving"]
+    assert sets[O + "swap_optimizer"] is True and sets[O + "recompute_granularity"] == "full"
+    actor = data["roles"]["actor"]["override_transformer_config"]
+    for key, value in sets.items():
+        if key.startswith(O):
+            assert actor[key[len(O):]] == value, key

@@ -72,10 +72,27 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
     res = resolve(comp.cfg, strict=strict, release=release, model=model,
                   known_megatron_keys=comp.tree.known_megatron_keys, otc_defaults=comp.tree.otc_defaults)
     res.issues = comp.issues + model_issues + res.issues
+    res.presets = preset_settings(comp.overrides)
     res.issues = [replace(i, override=fix_line(i, argv)) for i in res.issues]
     res.versions.update({"verl": comp.tree.version, "verl_config": f"{comp.tree.config_dir}/{comp.config_name}.yaml",
                          "verl_mindspeed": __version__, "transformer_config": universe.transformer_config_fields()[1]})
     return res
+
+
+def preset_settings(overrides: list[str]) -> dict[str, dict[str, Any]]:
+    """What each ``+mindspeed=<preset>`` of the (composed) overrides sets, key by key."""
+    from ..compose._argv import parse_overrides
+    from ..integrations import presets
+
+    out: dict[str, dict[str, Any]] = {}
+    for override in parse_overrides(overrides):
+        if override.key_or_group != presets.GROUP:
+            continue
+        value = override.value()
+        for name in value if isinstance(value, list) else [value]:
+            if isinstance(name, str) and name in presets.names():
+                out[name] = presets.settings(name)
+    return out
 
 
 def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
@@ -119,6 +136,10 @@ def run(ns: argparse.Namespace) -> int:
 def report(res: Resolution, argv: list[str], elapsed: float) -> str:
     v = res.versions
     lines = [f"verl-mindspeed check  |  verl {v.get('verl')}  |  MindSpeed {res.release}  |  {v.get('verl_config')}", ""]
+    for name, settings in res.presets.items():
+        lines.append(f"Preset mindspeed={name} sets:")
+        lines += [f"  {key}={value}" for key, value in settings.items()]
+        lines.append("")
     if res.roles:
         lines += [feature_table(res.roles), ""]
     lines += issues_block("Errors", "✗", res.errors, argv)

@@ -42,6 +42,8 @@ class Resolution:
     """role -> {"override_transformer_config": {...}, "megatron": {...}} in the form MindSpeed reads."""
     release: str = universe.DEFAULT_RELEASE
     versions: dict[str, str] = field(default_factory=dict)
+    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Preset name -> every key it sets (filled by ``check`` for ``+mindspeed=<preset>``)."""
 
     @property
     def errors(self) -> list[Issue]:
@@ -71,6 +73,7 @@ class Resolution:
             "notes": [i.to_json() for i in self.notes],
             "roles": self.roles,
             "versions": {"mindspeed_release": self.release, **self.versions},
+            "presets": self.presets,
         }
 
 
