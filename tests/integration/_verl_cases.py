@@ -2,7 +2,7 @@
 
 Every expectation is written out from the inputs: the tree's own default dict
 (``engine/megatron.yaml``), the keys the user sets (canonical spelling), the keys
-the resolver must add (FACTS.md section 3: MindSpeed decides from the dict alone),
+the resolver must add (mindspeed/megatron_adaptor.py repatch decides from the dict alone),
 and which of the actor's keys are process-wide MindSpeed switches the critic gets.
 """
 

@@ -72,7 +72,7 @@ def test_check_reports_exactly_what_the_preset_turns_on(preset):
     before, after = without.roles["actor"][OTC], with_preset.roles["actor"][OTC]
     turned_on = {k: v for k, v in after.items() if before.get(k) != v}
     expected = {k: v for k, v in _otc(preset).items() if before.get(k) != v}
-    if preset == "mc2":  # MindSpeed's repatch needs TP in the dict for MC2 (FACTS.md section 4): the resolver adds it
+    if preset == "mc2":  # MindSpeed's repatch needs TP in the dict for MC2 (mindspeed/features_manager/tensor_parallel/mc2.py): the resolver adds it
         expected["tensor_model_parallel_size"] = 2
     assert turned_on == expected
 

@@ -1,7 +1,7 @@
 """Which era of verl's worker code a config tree or version belongs to, and what MindSpeed's ``repatch`` gets.
 
 verl hands ``override_transformer_config`` to ``mindspeed.megatron_adaptor.repatch`` in two ways
-(FACTS.md section 2; read from each release's sources):
+(read from each release's sources):
 
 * ``LEGACY`` (verl 0.6.x and 0.7.x): ``verl/workers/megatron_workers.py``,
   ``ActorRolloutRefWorker.__init__`` calls ``repatch(config.actor.megatron.get("override_transformer_config", {}))``
