@@ -53,7 +53,7 @@ def test_engine_keys_come_from_the_tree(verl_tree):
     engine = OmegaConf.to_container(OmegaConf.load(tree / "engine" / "megatron.yaml"), resolve=False)
     assert found.otc_defaults == engine["override_transformer_config"]
     assert set(engine) <= found.known_megatron_keys
-    # grad_offload exists in 0.6/0.7's engine YAML and was removed by 0.9.1 (FACTS: version skew)
+    # grad_offload exists in 0.6/0.7's engine YAML and was removed by 0.9.1
     assert ("grad_offload" in found.known_megatron_keys) == (version != "0.9.1")
 
 
@@ -127,7 +127,7 @@ def test_ref_inherits_layout_only_from_07(verl_tree):
 
 
 def test_ref_write_replaces_inherited_dict(verl_tree):
-    """Any write under ref's dict replaces the interpolation: ref loses the actor's keys (FACTS section 2)."""
+    """Any write under ref's dict replaces the interpolation: ref loses the actor's keys."""
     version, tree = verl_tree
     r = run([*BASE, f"+{O}.use_fused_rmsnorm=True", f"+{O}.normalization=RMSNorm",
              f"++{R}.override_transformer_config.use_flash_attn=True"], str(tree))

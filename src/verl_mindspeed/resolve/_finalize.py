@@ -1,4 +1,4 @@
-"""The copies MindSpeed needs in the dict (FACTS: which patches apply is decided from the dict alone)."""
+"""The copies MindSpeed needs in the dict (mindspeed/megatron_adaptor.py repatch decides which patches apply from the dict alone)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Turn what the user wrote into what MindSpeed really reads (FACTS: how MindSpeed takes the dict).
+"""Turn what the user wrote into what MindSpeed really reads (mindspeed/megatron_adaptor.py repatch: setattr of every key, no type check).
 
 Every change is reported: aliases become canonical keys with a warning, and a
 value rewritten into MindSpeed's form (``noop_layers``, ``"none"``) gets a note.
