@@ -16,6 +16,7 @@ from verl_mindspeed.cli.check import read_args_file
 O = "actor_rollout_ref.actor.megatron.override_transformer_config."
 BASE = ["--config-path=config", "--config-name=ppo_megatron_trainer.yaml"]
 CORPUS_FILES = sorted(CORPUS.glob("*.args"))
+EXAMPLES = sorted((ROOT / "examples").glob("*.args"))
 
 
 def run_json(capsys, argv):
@@ -116,3 +117,10 @@ def test_preset_is_reported_key_by_key(base_cfg, capsys):
     for key, value in sets.items():
         if key.startswith(O):
             assert actor[key[len(O):]] == value, key
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_shipped_examples_pass(base_cfg, capsys, path):
+    code, data = run_json(capsys, read_args_file(str(path)))
+    assert code == 0 and data["errors"] == []
+    assert len(EXAMPLES) == 3
