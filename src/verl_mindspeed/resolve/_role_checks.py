@@ -22,7 +22,7 @@ def preflight_issues(cfg: DictConfig) -> Iterable[Issue]:
             "mindspeed", f"+mindspeed={fmt(stray)} added a plain key instead of loading a preset",
             "preset-not-found",
             hint="the mindspeed preset group is not on Hydra's search path: install verl-mindspeed in the "
-                 "Python that runs verl (pip install verl-mindspeed), or check the preset name with "
+                 "Python that runs verl, or check the preset name with "
                  "'verl-mindspeed presets'",
         )
 
