@@ -124,3 +124,17 @@ def test_shipped_examples_pass(base_cfg, capsys, path):
     code, data = run_json(capsys, read_args_file(str(path)))
     assert code == 0 and data["errors"] == []
     assert len(EXAMPLES) == 3
+
+
+def test_json_says_what_mindspeed_receives(base_cfg, capsys):
+    code, data = run_json(capsys, [*BASE, "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=True",
+                                   "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
+                                   "actor_rollout_ref.ref.megatron.tensor_model_parallel_size=2",
+                                   f"+{O}use_ascend_mc2=True"])
+    assert code == 0, data["errors"]
+    receives = data["mindspeed_receives"]
+    assert receives["era"] == "engine"  # verl 0.9.1: every engine repatches with its own dict
+    by_role = {tuple(c["roles"]): c["args"] for c in receives["calls"]}
+    for role in (("actor",), ("ref",)):
+        args = by_role[role]
+        assert (args["use_ascend_mc2"], args["tensor_model_parallel_size"], args["sequence_parallel"]) == (True, 2, True)

@@ -73,10 +73,28 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
                   known_megatron_keys=comp.tree.known_megatron_keys, otc_defaults=comp.tree.otc_defaults)
     res.issues = comp.issues + model_issues + res.issues
     res.presets = preset_settings(comp.overrides)
+    res.receives = mindspeed_receives(comp, res)
     res.issues = [replace(i, override=fix_line(i, argv)) for i in res.issues]
     res.versions.update({"verl": comp.tree.version, "verl_config": f"{comp.tree.config_dir}/{comp.config_name}.yaml",
                          "verl_mindspeed": __version__, "transformer_config": universe.transformer_config_fields()[1]})
     return res
+
+
+def mindspeed_receives(comp: Any, res: Resolution) -> dict[str, Any]:
+    """What MindSpeed's ``repatch`` gets per worker once the dicts are injected, in this verl tree's era."""
+    import copy
+
+    from ..integrations import verl_versions
+    from ..resolve import inject
+
+    try:
+        era = verl_versions.era_of_tree(comp.tree.config_dir)
+    except ValueError:
+        return {}
+    cfg = copy.deepcopy(comp.cfg)
+    inject(cfg, res)
+    calls = verl_versions.repatch_calls(cfg, era)
+    return {"era": era, "calls": [{"roles": list(c.roles), "source": c.source, "args": c.args} for c in calls]}
 
 
 def preset_settings(overrides: list[str]) -> dict[str, dict[str, Any]]:

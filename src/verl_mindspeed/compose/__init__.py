@@ -55,7 +55,8 @@ def find_verl_tree(config_dir: Optional[str] = None, config_path: Optional[str] 
         directory = path if path.is_absolute() else trainer_dir / path
     else:
         directory = Path(config_dir)
-        version = f"config dir {directory}"
+        version_file = directory.resolve().parents[1] / "version" / "version"  # verl/version/version
+        version = version_file.read_text().strip() if version_file.is_file() else f"config dir {directory}"
     if not directory.is_dir():
         raise EvaluationError(f"verl config directory not found: {directory}")
     tree = VerlTree(trainer_dir, directory.resolve(), version)

@@ -44,6 +44,8 @@ class Resolution:
     versions: dict[str, str] = field(default_factory=dict)
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Preset name -> every key it sets (filled by ``check`` for ``+mindspeed=<preset>``)."""
+    receives: dict[str, Any] = field(default_factory=dict)
+    """What MindSpeed's ``repatch`` receives per worker in the verl tree's era (filled by ``check``)."""
 
     @property
     def errors(self) -> list[Issue]:
@@ -74,6 +76,7 @@ class Resolution:
             "roles": self.roles,
             "versions": {"mindspeed_release": self.release, **self.versions},
             "presets": self.presets,
+            "mindspeed_receives": self.receives,
         }
 
 
