@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Optional
 
@@ -32,7 +33,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         ns.argv = launch
     else:
         ns = parser.parse_args(args)
-    return int(ns.run(ns) or 0)
+    try:
+        return int(ns.run(ns) or 0)
+    except BrokenPipeError:  # output piped into `head` and friends: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
