@@ -169,14 +169,27 @@ LAYOUTS = [
 ]
 
 
-@pytest.mark.parametrize("name", list(SPECS))
-@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def _applies(spec, layout) -> bool:
+    """Layouts that exist for the model: EP only on MoE, query groups split over TP, layers split over PP."""
+    if not spec.is_moe and (layout.ep > 1 or layout.etp > 1):
+        return False
+    if spec.num_query_groups % layout.tp:
+        return False
+    return stage_layer_counts(spec.num_layers, layout.pp, layout.first_stage_layers,
+                              layout.last_stage_layers) is not None
+
+
+PAIRS = [(name, layout) for name in SPECS for layout in LAYOUTS if _applies(SPECS[name], layout)]
+
+
+def test_every_model_gets_several_layouts():
+    assert {name for name, _ in PAIRS} == set(SPECS)
+    assert len(PAIRS) >= 2 * len(SPECS)
+
+
+@pytest.mark.parametrize("name, layout", PAIRS, ids=[f"{n}-{lay}" for n, lay in PAIRS])
 def test_per_rank_matches_megatron_shard_attributes(world_one, name, layout):
     spec = SPECS[name]
-    if (not spec.is_moe and (layout.ep > 1 or layout.etp > 1)) or spec.num_query_groups % layout.tp:
-        pytest.skip("layout not valid for this model")
-    if stage_layer_counts(spec.num_layers, layout.pp, layout.first_stage_layers, layout.last_stage_layers) is None:
-        pytest.skip("layers do not split")
     assert [s.total for s in stage_parameters(spec, layout)] == _sharded_counts(_built(name), spec, layout)
 
 
