@@ -1,6 +1,6 @@
 """Fixtures for the proof on real verl: the YAML trees of several verl releases.
 
-The installed verl (0.9.1) gives its own tree; the trees of verl 0.6.1 and 0.7.1 come from
+The installed verl (0.9.1) gives its own tree; the trees of verl 0.6.1, 0.7.1 and 0.8.0 come from
 their wheels on PyPI (``tools/fetch_verl_trees.py``, which ``.ci/run`` runs beforehand; a
 cached tree is reused). Offline on a laptop they skip; under CI
 (``VERL_MINDSPEED_FULL_STACK=1``) a tree that cannot be had is a failure.
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 from helpers import full_stack, require  # noqa: F401  (re-exported for the fixtures below)
 
-OLD_VERSIONS = ("0.6.1", "0.7.1")
+OLD_VERSIONS = ("0.6.1", "0.7.1", "0.8.0")
 INSTALLED = "0.9.1"
 
 
@@ -49,7 +49,7 @@ def installed_verl_tree() -> Path:
 
 @pytest.fixture(scope="session")
 def old_verl_trees() -> dict[str, Path]:
-    """``{version: verl/trainer/config}`` for verl 0.6.1 and 0.7.1, fetched once into the cache."""
+    """``{version: verl/trainer/config}`` for verl 0.6.1, 0.7.1 and 0.8.0, fetched once into the cache."""
     fetcher = _fetcher()
     trees = {}
     for version in OLD_VERSIONS:

@@ -1,4 +1,4 @@
-"""verl's real trainer config, for verl 0.6.1, 0.7.1 (YAML from their wheels) and 0.9.1 (installed):
+"""verl's real trainer config, for verl 0.6.1, 0.7.1, 0.8.0 (YAML from their wheels) and 0.9.1 (installed):
 compose with user overrides and every preset, resolve, inject, and check each role's dict exactly."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from verl_mindspeed.integrations import verl_versions as vv
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = sorted(p.stem for p in (ROOT / "conf" / "mindspeed").glob("*.yaml"))
-ERAS = {"0.6.1": vv.LEGACY, "0.7.1": vv.LEGACY, "0.9.1": vv.ENGINE}
+ERAS = {"0.6.1": vv.LEGACY, "0.7.1": vv.LEGACY, "0.8.0": vv.ENGINE, "0.9.1": vv.ENGINE}
 
 
 def test_tree_version_and_era(verl_tree):
