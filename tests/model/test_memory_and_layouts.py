@@ -82,9 +82,9 @@ def test_overrides_cover_actor_and_ref_and_cp_in_the_dict():
         "actor_rollout_ref.ref.megatron.context_parallel_size=2",
         "actor_rollout_ref.ref.megatron.expert_model_parallel_size=2",
         "actor_rollout_ref.ref.megatron.expert_tensor_parallel_size=1",
-        "+actor_rollout_ref.actor.megatron.override_transformer_config.context_parallel_size=2",
-        "+actor_rollout_ref.actor.megatron.override_transformer_config.num_layers_in_first_pipeline_stage=7",
-        "+actor_rollout_ref.actor.megatron.override_transformer_config.num_layers_in_last_pipeline_stage=6",
+        "++actor_rollout_ref.actor.megatron.override_transformer_config.context_parallel_size=2",
+        "++actor_rollout_ref.actor.megatron.override_transformer_config.num_layers_in_first_pipeline_stage=7",
+        "++actor_rollout_ref.actor.megatron.override_transformer_config.num_layers_in_last_pipeline_stage=6",
     )
 
 

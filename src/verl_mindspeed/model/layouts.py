@@ -127,7 +127,7 @@ def layout_overrides(spec: ModelSpec, layout: Layout) -> tuple[str, ...]:
     if spec.is_moe:
         sizes += [("expert_model_parallel_size", layout.ep), ("expert_tensor_parallel_size", layout.etp)]
     lines = [f"{prefix}.{name}={value}" for prefix in (_ACTOR, _REF) for name, value in sizes]
-    otc = f"+{_ACTOR}.override_transformer_config"
+    otc = f"++{_ACTOR}.override_transformer_config"  # ++ adds or replaces: safe on any launch line
     if layout.cp > 1:
         lines.append(f"{otc}.context_parallel_size={layout.cp}")
     if layout.first_stage_layers is not None:
