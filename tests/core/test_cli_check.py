@@ -138,3 +138,19 @@ def test_json_says_what_mindspeed_receives(base_cfg, capsys):
     for role in (("actor",), ("ref",)):
         args = by_role[role]
         assert (args["use_ascend_mc2"], args["tensor_model_parallel_size"], args["sequence_parallel"]) == (True, 2, True)
+
+
+def test_report_in_chinese(base_cfg, capsys):
+    code = main(["check", "--lang", "zh", *BASE, f"+{O}use_flash_atn=True"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "张量并行 (TP)" in out and "错误 (1)" in out and f"修正:  +{O}use_flash_attn=True" in out
+    assert "未通过: 1 个错误" in out
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("特性"))
+    table = lines[start:lines.index("", start)]
+    from verl_mindspeed.cli.render import width
+
+    # the role column starts at the same terminal column on every row, CJK names included
+    starts = {width(line[: line.rstrip().rfind(" ") + 1]) for line in [table[0], *table[2:]]}
+    assert len(starts) == 1, table

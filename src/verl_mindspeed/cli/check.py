@@ -16,7 +16,7 @@ from ..compose import compose_argv
 from ..errors import EvaluationError, Issue
 from ..resolve import Resolution, resolve
 from ..rules._base import issue
-from .render import ROLE_ORDER, feature_table, fix_line, issues_block
+from .render import LABELS, ROLE_ORDER, feature_table, fix_line, issues_block
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,13 +32,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mindspeed-release", default=universe.DEFAULT_RELEASE, choices=universe.releases(),
                    help="MindSpeed release branch to check against (default: %(default)s)")
     p.add_argument("--args-file", help="read the argv from a file, one argument per line ('#' comments)")
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the report's table and headings")
     p.add_argument("argv", nargs=argparse.REMAINDER, help="the launch arguments (after an optional --)")
     p.set_defaults(run=run)
 
 
 #: check's own options and whether each takes a value; everything else is the launch's argv.
 OWN_OPTIONS = {"--json": False, "--strict": False, "--verl-config-dir": True, "--model-config": True,
-               "--mindspeed-release": True, "--args-file": True, "-h": False, "--help": False}
+               "--mindspeed-release": True, "--args-file": True, "--lang": True, "-h": False, "--help": False}
 
 
 def split_own_options(args: list[str]) -> tuple[list[str], list[str]]:
@@ -147,28 +148,29 @@ def run(ns: argparse.Namespace) -> int:
     if ns.json:
         print(json.dumps(res.to_json(), indent=2, ensure_ascii=False, default=str))
     else:
-        print(report(res, argv, elapsed))
+        print(report(res, argv, elapsed, ns.lang))
     return 0 if res.ok else 1
 
 
-def report(res: Resolution, argv: list[str], elapsed: float) -> str:
+def report(res: Resolution, argv: list[str], elapsed: float, lang: str = "en") -> str:
+    words = LABELS[lang]
     v = res.versions
     lines = [f"verl-mindspeed check  |  verl {v.get('verl')}  |  MindSpeed {res.release}  |  {v.get('verl_config')}", ""]
     for name, settings in res.presets.items():
-        lines.append(f"Preset mindspeed={name} sets:")
+        lines.append(words["preset"].format(name=name))
         lines += [f"  {key}={value}" for key, value in settings.items()]
         lines.append("")
     if res.roles:
-        lines += [feature_table(res.roles), ""]
-    lines += issues_block("Errors", "✗", res.errors, argv)
-    lines += issues_block("Warnings", "!", res.warnings, argv)
+        lines += [feature_table(res.roles, lang), ""]
+    lines += issues_block(words["errors"], "✗", res.errors, argv, lang)
+    lines += issues_block(words["warnings"], "!", res.warnings, argv, lang)
     notes = [i for i in res.notes if i.rule != "inject"]
-    lines += issues_block("Notes", "·", notes, argv)
+    lines += issues_block(words["notes"], "·", notes, argv, lang)
     injected = sorted({i.key.rsplit(".", 1)[-1] for i in res.notes if i.rule == "inject" and "added" in i.message})
     if injected:
-        lines.append(f"Injected into the dicts MindSpeed reads: {', '.join(injected)}")
-    roles = ", ".join(r for r in ROLE_ORDER if r in res.roles) or "none"
-    verdict = "OK" if res.ok else "FAILED"
-    lines.append(f"{verdict}: {len(res.errors)} error(s), {len(res.warnings)} warning(s); roles checked: {roles}; "
-                 f"{elapsed:.2f} s")
+        lines.append(f"{words['injected']}: {', '.join(injected)}")
+    roles = ", ".join(r for r in ROLE_ORDER if r in res.roles) or "-"
+    verdict = words["ok"] if res.ok else words["failed"]
+    summary = words["summary"].format(n_err=len(res.errors), n_warn=len(res.warnings), roles=roles)
+    lines.append(f"{verdict}: {summary}; {elapsed:.2f} s")
     return "\n".join(lines)

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, Iterable, Optional
 
 from .. import catalog
 from ..errors import Issue
 
 ROLE_ORDER = ("actor", "ref", "critic")
+
+#: Fixed words of the text report. Issue messages stay in English: they quote keys and upstream checks.
+LABELS = {
+    "en": {"errors": "Errors", "warnings": "Warnings", "notes": "Notes", "hint": "hint", "fix": "fix",
+           "preset": "Preset mindspeed={name} sets:", "injected": "Injected into the dicts MindSpeed reads",
+           "ok": "OK", "failed": "FAILED", "summary": "{n_err} error(s), {n_warn} warning(s); roles checked: {roles}"},
+    "zh": {"errors": "错误", "warnings": "警告", "notes": "提示", "hint": "说明", "fix": "修正",
+           "preset": "预设 mindspeed={name} 设置了：", "injected": "已写入 MindSpeed 读取的字典",
+           "ok": "通过", "failed": "未通过", "summary": "{n_err} 个错误，{n_warn} 个警告；检查的角色：{roles}"},
+}
 
 
 def feature_state(feature: catalog.Feature, settings: dict[str, dict[str, Any]]) -> str:
@@ -33,9 +44,14 @@ def feature_state(feature: catalog.Feature, settings: dict[str, dict[str, Any]])
     return str(value)
 
 
+def width(text: str) -> int:
+    """Columns a string takes in a terminal: CJK characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
 def table(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    widths = [max(width(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell + " " * (w - width(cell)) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -63,16 +79,17 @@ def fix_line(issue: Issue, argv: Iterable[str]) -> Optional[str]:
     return None
 
 
-def issues_block(title: str, mark: str, issues: list[Issue], argv: list[str]) -> list[str]:
+def issues_block(title: str, mark: str, issues: list[Issue], argv: list[str], lang: str = "en") -> list[str]:
     if not issues:
         return []
+    words = LABELS[lang]
     out = [f"{title} ({len(issues)})"]
     for i in issues:
         out.append(f"  {mark} {i.key}")
         out.append(f"      {i.message}")
         if i.hint:
-            out.append(f"      hint: {i.hint}")
+            out.append(f"      {words['hint']}: {i.hint}")
         fix = fix_line(i, argv)
         if fix:
-            out.append(f"      fix:  {fix}")
+            out.append(f"      {words['fix']}:  {fix}")
     return out
