@@ -9,13 +9,10 @@ run once per role; run rules take ``(roles, ctx)`` and run once. Both yield
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Literal, Optional
+from typing import Any, Callable, Iterable, Literal, Optional
 
 from ..catalog import OTC
 from ..errors import Issue, Severity
-
-_UNSET = object()
-
 
 @dataclass
 class RoleView:
@@ -108,7 +105,6 @@ class Context:
 
     world_size: Optional[int] = None
     """``trainer.nnodes * trainer.n_gpus_per_node`` when both are known."""
-    world_key: str = "trainer.n_gpus_per_node"
     release: str = ""
     """Target MindSpeed release branch, e.g. ``26.1.0_core_r0.12.1``."""
     model: Any = None
@@ -175,7 +171,3 @@ def fmt(value: Any) -> str:
     if value is None:
         return "null"
     return str(value)
-
-
-def iter_rules(scope: Scope) -> Iterator[Rule]:
-    return (r for r in RULES if r.scope == scope)

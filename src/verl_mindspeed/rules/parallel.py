@@ -7,9 +7,6 @@ from typing import Iterable
 from ..errors import Issue
 from ._base import Context, RoleView, error, rule, warning
 
-_MCORE = "megatron-core 0.12.1 megatron/core/transformer/transformer_config.py"
-
-
 @rule("sp-requires-tp", cites="megatron-core 0.12.1 megatron/core/model_parallel_config.py __post_init__")
 def sp_requires_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """verl turns its own megatron.sequence_parallel off at TP=1, but the dict's value goes to megatron as is."""
