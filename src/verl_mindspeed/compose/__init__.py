@@ -12,7 +12,7 @@ import importlib.metadata
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -55,13 +55,22 @@ def find_verl_tree(config_dir: Optional[str] = None, config_path: Optional[str] 
         directory = path if path.is_absolute() else trainer_dir / path
     else:
         directory = Path(config_dir)
-        version_file = directory.resolve().parents[1] / "version" / "version"  # verl/version/version
-        version = version_file.read_text().strip() if version_file.is_file() else f"config dir {directory}"
+        version = tree_version(directory) or f"config dir {directory}"
     if not directory.is_dir():
         raise EvaluationError(f"verl config directory not found: {directory}")
     tree = VerlTree(trainer_dir, directory.resolve(), version)
     tree.known_megatron_keys, tree.otc_defaults = _engine_keys(tree.config_dir)
     return tree
+
+
+def tree_version(config_dir: Union[str, Path]) -> Optional[str]:
+    """The version of the verl package a ``verl/trainer/config`` directory belongs to, if it says so."""
+    path = Path(config_dir).resolve().parents[1] / "version" / "version"
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return text or None
 
 
 def _engine_keys(config_dir: Path) -> tuple[set[str], dict[str, Any]]:
@@ -159,4 +168,4 @@ def _sweep_message(text: str) -> str:
     return f"Ambiguous value for argument '{text}'"
 
 
-__all__ = ["Composition", "VerlTree", "compose_argv", "find_verl_tree", "split_argv"]
+__all__ = ["Composition", "VerlTree", "compose_argv", "find_verl_tree", "split_argv", "tree_version"]

@@ -29,6 +29,7 @@ from typing import Any, Optional, Union
 from omegaconf import DictConfig, OmegaConf
 
 from ..catalog import OTC, ROLE_PREFIXES
+from ..compose import tree_version
 
 LEGACY = "legacy"
 ENGINE_07 = "engine-0.7"
@@ -53,16 +54,6 @@ def era_of(version: str) -> str:
     if parts[:2] < FIRST_REPATCH:
         raise ValueError(f"verl {version} predates MindSpeed support (repatch arrived in verl 0.6.0)")
     return LEGACY if parts[:2] < FIRST_ENGINE else ENGINE
-
-
-def tree_version(config_dir: Union[str, Path]) -> Optional[str]:
-    """The version of the verl package a ``verl/trainer/config`` directory belongs to, if it says so."""
-    path = Path(config_dir).resolve().parents[1] / "version" / "version"
-    try:
-        text = path.read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return text or None
 
 
 def era_of_tree(config_dir: Union[str, Path]) -> str:
