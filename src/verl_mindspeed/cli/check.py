@@ -8,11 +8,11 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from .. import __version__
 from ..catalog import universe
-from ..compose import compose_argv
+from ..compose import VerlTree, compose_argv
 from ..errors import EvaluationError, Issue
 from ..resolve import Resolution, resolve
 from ..rules._base import issue
@@ -60,6 +60,12 @@ def split_own_options(args: list[str]) -> tuple[list[str], list[str]]:
     return ours, args[i:]
 
 
+def launch_argv_of(ns: argparse.Namespace) -> list[str]:
+    """The launch argv given to ``check`` or ``run``: ``--args-file`` lines first, then the command line."""
+    argv = [a for a in ns.argv if a != "--"] if ns.argv else []
+    return read_args_file(ns.args_file) + argv if ns.args_file else argv
+
+
 def read_args_file(path: str) -> list[str]:
     lines = Path(path).read_text(encoding="utf-8").splitlines()
     return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
@@ -69,14 +75,27 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
              model_config: Optional[str] = None, release: Optional[str] = None) -> Resolution:
     """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2)."""
     comp = compose_argv(argv, verl_config_dir)
-    model, model_issues = load_model(comp.cfg, model_config)
-    res = resolve(comp.cfg, strict=strict, release=release, model=model,
-                  known_megatron_keys=comp.tree.known_megatron_keys, otc_defaults=comp.tree.otc_defaults)
-    res.issues = comp.issues + model_issues + res.issues
+    res = resolve_launch(comp.cfg, argv, comp.tree, f"{comp.tree.config_dir}/{comp.config_name}.yaml",
+                         issues=comp.issues, strict=strict, release=release, model_config=model_config)
     res.presets = preset_settings(comp.overrides)
     res.receives = mindspeed_receives(comp, res)
-    res.issues = [replace(i, override=fix_line(i, argv)) for i in res.issues]
-    res.versions.update({"verl": comp.tree.version, "verl_config": f"{comp.tree.config_dir}/{comp.config_name}.yaml",
+    return res
+
+
+def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_label: str, *,
+                   issues: Sequence[Issue] = (), strict: bool = False, release: Optional[str] = None,
+                   model_config: Optional[str] = None) -> Resolution:
+    """Resolve a composed launch config the same way for ``check`` and the in-process callback.
+
+    Loads the model for the model-aware rules, puts ``issues`` (composition problems) first,
+    writes each issue's corrected override from ``argv`` and records the versions involved.
+    """
+    model, model_issues = load_model(cfg, model_config)
+    res = resolve(cfg, strict=strict, release=release, model=model,
+                  known_megatron_keys=tree.known_megatron_keys if tree else None,
+                  otc_defaults=tree.otc_defaults if tree else None)
+    res.issues = [replace(i, override=fix_line(i, argv)) for i in [*issues, *model_issues, *res.issues]]
+    res.versions.update({"verl": tree.version if tree else "not found", "verl_config": config_label,
                          "verl_mindspeed": __version__, "transformer_config": universe.transformer_config_fields()[1]})
     return res
 
@@ -131,9 +150,7 @@ def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
 
 
 def run(ns: argparse.Namespace) -> int:
-    argv = [a for a in ns.argv if a != "--"] if ns.argv else []
-    if ns.args_file:
-        argv = read_args_file(ns.args_file) + argv
+    argv = launch_argv_of(ns)
     start = time.perf_counter()
     try:
         res = evaluate(argv, strict=ns.strict, verl_config_dir=ns.verl_config_dir,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..catalog import universe
-from .check import read_args_file
+from .check import launch_argv_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +28,4 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(ns: argparse.Namespace) -> int:
     from ..integrations import launcher
 
-    argv = [a for a in ns.argv if a != "--"] if ns.argv else []
-    if ns.args_file:
-        argv = read_args_file(ns.args_file) + argv
-    return launcher.run(argv, strict=ns.strict, release=ns.mindspeed_release, model_config=ns.model_config)
+    return launcher.run(launch_argv_of(ns), strict=ns.strict, release=ns.mindspeed_release, model_config=ns.model_config)

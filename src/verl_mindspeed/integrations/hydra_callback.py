@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
 from typing import Any, Optional
 
 from hydra.experimental.callback import Callback
@@ -75,25 +74,17 @@ def validate_and_inject(cfg: DictConfig, overrides: list[str], *, release: Optio
 
     Injection happens only when there is no error, so a failing launch leaves ``cfg`` untouched.
     """
-    from .. import __version__
-    from ..catalog import universe
-    from ..cli.check import load_model
-    from ..cli.render import fix_line
+    from ..cli.check import resolve_launch
     from ..compose import find_verl_tree
     from ..errors import EvaluationError
-    from ..resolve import inject, resolve
+    from ..resolve import inject
 
     try:
         tree = find_verl_tree()
-        known, defaults, version = tree.known_megatron_keys, tree.otc_defaults, tree.version
     except EvaluationError:
-        known, defaults, version = None, None, "not found"
-    model, model_issues = load_model(cfg, model_config)
-    res = resolve(cfg, strict=strict, release=release, model=model,
-                  known_megatron_keys=known, otc_defaults=defaults)
-    res.issues = [replace(i, override=fix_line(i, overrides)) for i in model_issues + res.issues]
-    res.versions.update({"verl": version, "verl_config": _config_name(cfg), "verl_mindspeed": __version__,
-                         "transformer_config": universe.transformer_config_fields()[1]})
+        tree = None
+    res = resolve_launch(cfg, overrides, tree, _config_name(cfg), strict=strict, release=release,
+                         model_config=model_config)
     if res.ok:
         inject(cfg, res)
     return res
