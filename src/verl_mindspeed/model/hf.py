@@ -9,6 +9,7 @@ that need no model still run.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
@@ -38,12 +39,6 @@ def _dense(cfg: dict[str, Any], arch: str, *, qkv_bias: bool, qk_layernorm: bool
     )
 
 
-def _with(spec: ModelSpec, **changes: Any) -> ModelSpec:
-    fields = {name: getattr(spec, name) for name in spec.__dataclass_fields__}
-    fields.update(changes)
-    return ModelSpec(**fields)
-
-
 def _llama(cfg: dict[str, Any], arch: str) -> ModelSpec:
     return _dense(cfg, arch, qkv_bias=bool(cfg.get("attention_bias", False)), qk_layernorm=False)
 
@@ -59,7 +54,7 @@ def _qwen3(cfg: dict[str, Any], arch: str) -> ModelSpec:
 def _qwen_moe(cfg: dict[str, Any], arch: str, base: ModelSpec) -> ModelSpec:
     step = cfg.get("decoder_sparse_step") or 1
     shared = cfg.get("shared_expert_intermediate_size") or None
-    return _with(
+    return replace(
         base,
         family="moe",
         num_experts=cfg["num_experts"],
@@ -82,25 +77,15 @@ def _qwen3_moe(cfg: dict[str, Any], arch: str) -> ModelSpec:
 
 
 def _deepseek(cfg: dict[str, Any], arch: str) -> ModelSpec:
-    heads = cfg["num_attention_heads"]
     moe_ffn = cfg["moe_intermediate_size"]
-    shared = (cfg.get("n_shared_experts") or 0) * moe_ffn or None
-    return ModelSpec(
-        architecture=arch,
+    return replace(
+        _dense(cfg, arch, qkv_bias=False, qk_layernorm=False),
         family="mla_moe",
-        num_layers=cfg["num_hidden_layers"],
-        hidden_size=cfg["hidden_size"],
-        ffn_hidden_size=cfg["intermediate_size"],
-        num_attention_heads=heads,
-        num_query_groups=cfg.get("num_key_value_heads") or heads,
         head_dim=cfg["qk_nope_head_dim"],
-        vocab_size=cfg["vocab_size"],
-        tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-        max_position_embeddings=cfg.get("max_position_embeddings"),
         num_experts=cfg["n_routed_experts"],
         moe_router_topk=cfg["num_experts_per_tok"],
         moe_ffn_hidden_size=moe_ffn,
-        shared_expert_intermediate_size=shared,
+        shared_expert_intermediate_size=(cfg.get("n_shared_experts") or 0) * moe_ffn or None,
         first_k_dense_replace=cfg.get("first_k_dense_replace") or 0,
         moe_layer_freq=cfg.get("moe_layer_freq") or 1,
         q_lora_rank=cfg.get("q_lora_rank"),
