@@ -11,7 +11,7 @@ from pytest import param
 
 from helpers import CORPUS, ROOT
 from verl_mindspeed.cli import main
-from verl_mindspeed.cli.check import read_args_file
+from verl_mindspeed.launch import read_args_file
 
 O = "actor_rollout_ref.actor.megatron.override_transformer_config."
 BASE = ["--config-path=config", "--config-name=ppo_megatron_trainer.yaml"]
@@ -149,7 +149,7 @@ def test_report_in_chinese(base_cfg, capsys):
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("特性"))
     table = lines[start:lines.index("", start)]
-    from verl_mindspeed.cli.render import width
+    from verl_mindspeed.report import width
 
     # the role column starts at the same terminal column on every row, CJK names included
     starts = {width(line[: line.rstrip().rfind(" ") + 1]) for line in [table[0], *table[2:]]}

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
 from verl_mindspeed import catalog
-from verl_mindspeed.cli.check import evaluate
+from verl_mindspeed.launch import evaluate
 from verl_mindspeed.errors import EvaluationError
 from verl_mindspeed.resolve import resolve
 

@@ -9,7 +9,7 @@ from _preset_cases import CASES, ROOT, after_preset, corpus_argv, launch, requir
 from omegaconf import OmegaConf
 
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
-from verl_mindspeed.cli.check import evaluate
+from verl_mindspeed.launch import evaluate
 from verl_mindspeed.compose import compose_argv
 from verl_mindspeed.integrations import presets
 from verl_mindspeed.resolve import resolve

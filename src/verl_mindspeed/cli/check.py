@@ -6,17 +6,11 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import replace
-from pathlib import Path
-from typing import Any, Optional, Sequence
 
-from .. import __version__
 from ..catalog import universe
-from ..compose import VerlTree, compose_argv
-from ..errors import EvaluationError, Issue
-from ..resolve import Resolution, resolve
-from ..rules._base import issue
-from .render import LABELS, ROLE_ORDER, feature_table, fix_line, issues_block
+from ..errors import EvaluationError
+from ..launch import evaluate, read_args_file
+from ..report import report
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -66,89 +60,6 @@ def launch_argv_of(ns: argparse.Namespace) -> list[str]:
     return read_args_file(ns.args_file) + argv if ns.args_file else argv
 
 
-def read_args_file(path: str) -> list[str]:
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
-
-
-def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional[str] = None,
-             model_config: Optional[str] = None, release: Optional[str] = None) -> Resolution:
-    """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2)."""
-    comp = compose_argv(argv, verl_config_dir)
-    res = resolve_launch(comp.cfg, argv, comp.tree, f"{comp.tree.config_dir}/{comp.config_name}.yaml",
-                         issues=comp.issues, strict=strict, release=release, model_config=model_config)
-    res.presets = preset_settings(comp.overrides)
-    res.receives = mindspeed_receives(comp, res)
-    return res
-
-
-def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_label: str, *,
-                   issues: Sequence[Issue] = (), strict: bool = False, release: Optional[str] = None,
-                   model_config: Optional[str] = None) -> Resolution:
-    """Resolve a composed launch config the same way for ``check`` and the in-process callback.
-
-    Loads the model for the model-aware rules, puts ``issues`` (composition problems) first,
-    writes each issue's corrected override from ``argv`` and records the versions involved.
-    """
-    model, model_issues = load_model(cfg, model_config)
-    res = resolve(cfg, strict=strict, release=release, model=model,
-                  known_megatron_keys=tree.known_megatron_keys if tree else None,
-                  otc_defaults=tree.otc_defaults if tree else None)
-    res.issues = [replace(i, override=fix_line(i, argv)) for i in [*issues, *model_issues, *res.issues]]
-    res.versions.update({"verl": tree.version if tree else "not found", "verl_config": config_label,
-                         "verl_mindspeed": __version__, "transformer_config": universe.transformer_config_fields()[1]})
-    return res
-
-
-def mindspeed_receives(comp: Any, res: Resolution) -> dict[str, Any]:
-    """What MindSpeed's ``repatch`` gets per worker once the dicts are injected, in this verl tree's era."""
-    import copy
-
-    from ..integrations import verl_versions
-    from ..resolve import inject
-
-    try:
-        era = verl_versions.era_of_tree(comp.tree.config_dir)
-    except ValueError:
-        return {}
-    cfg = copy.deepcopy(comp.cfg)
-    inject(cfg, res)
-    calls = verl_versions.repatch_calls(cfg, era)
-    return {"era": era, "calls": [{"roles": list(c.roles), "source": c.source, "args": c.args} for c in calls]}
-
-
-def preset_settings(overrides: list[str]) -> dict[str, dict[str, Any]]:
-    """What each ``+mindspeed=<preset>`` of the (composed) overrides sets, key by key."""
-    from ..compose._argv import parse_overrides
-    from ..integrations import presets
-
-    out: dict[str, dict[str, Any]] = {}
-    for override in parse_overrides(overrides):
-        if override.key_or_group != presets.GROUP:
-            continue
-        value = override.value()
-        for name in value if isinstance(value, list) else [value]:
-            if isinstance(name, str) and name in presets.names():
-                out[name] = presets.settings(name)
-    return out
-
-
-def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
-    """The model spec for model-aware checks (from --model-config or a local model path) and a note on it."""
-    from omegaconf import OmegaConf
-
-    path = explicit or OmegaConf.select(cfg, "actor_rollout_ref.model.path", default=None)
-    if not isinstance(path, str) or not (explicit or Path(path).exists()):
-        return None, []
-    from ..model import load_model_spec
-
-    spec, note = load_model_spec(path)
-    key = "--model-config" if explicit else "actor_rollout_ref.model.path"
-    if spec is None:
-        return None, [issue("note", key, f"model-aware checks skipped: {note}", "model")]
-    return spec, [issue("note", key, f"model-aware checks use {spec.architecture} from {path}", "model")]
-
-
 def run(ns: argparse.Namespace) -> int:
     argv = launch_argv_of(ns)
     start = time.perf_counter()
@@ -169,25 +80,3 @@ def run(ns: argparse.Namespace) -> int:
     return 0 if res.ok else 1
 
 
-def report(res: Resolution, argv: list[str], elapsed: float, lang: str = "en") -> str:
-    words = LABELS[lang]
-    v = res.versions
-    lines = [f"verl-mindspeed check  |  verl {v.get('verl')}  |  MindSpeed {res.release}  |  {v.get('verl_config')}", ""]
-    for name, settings in res.presets.items():
-        lines.append(words["preset"].format(name=name))
-        lines += [f"  {key}={value}" for key, value in settings.items()]
-        lines.append("")
-    if res.roles:
-        lines += [feature_table(res.roles, lang), ""]
-    lines += issues_block(words["errors"], "✗", res.errors, argv, lang)
-    lines += issues_block(words["warnings"], "!", res.warnings, argv, lang)
-    notes = [i for i in res.notes if i.rule != "inject"]
-    lines += issues_block(words["notes"], "·", notes, argv, lang)
-    injected = sorted({i.key.rsplit(".", 1)[-1] for i in res.notes if i.rule == "inject" and "added" in i.message})
-    if injected:
-        lines.append(f"{words['injected']}: {', '.join(injected)}")
-    roles = ", ".join(r for r in ROLE_ORDER if r in res.roles) or "-"
-    verdict = words["ok"] if res.ok else words["failed"]
-    summary = words["summary"].format(n_err=len(res.errors), n_warn=len(res.warnings), roles=roles)
-    lines.append(f"{verdict}: {summary}; {elapsed:.2f} s")
-    return "\n".join(lines)

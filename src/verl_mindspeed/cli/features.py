@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import catalog
 from ..catalog import Feature
-from .render import table
+from ..report import table
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -50,7 +50,7 @@ class MindSpeedCallback(Callback):
             print(f"verl-mindspeed: could not check this launch: {exc!r}; stopping before Ray starts",
                   file=sys.stderr, flush=True)
             raise SystemExit(2) from exc
-        from ..cli.check import report
+        from ..report import report
 
         text = report(res, overrides, time.perf_counter() - start)
         if self.quiet and res.ok:
@@ -74,7 +74,7 @@ def validate_and_inject(cfg: DictConfig, overrides: list[str], *, release: Optio
 
     Injection happens only when there is no error, so a failing launch leaves ``cfg`` untouched.
     """
-    from ..cli.check import resolve_launch
+    from ..launch import resolve_launch
     from ..compose import find_verl_tree
     from ..errors import EvaluationError
     from ..resolve import inject

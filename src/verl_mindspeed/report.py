@@ -1,12 +1,18 @@
-"""Text renderers: the feature table per role, and issues with their fixes."""
+"""Text renderers shared by the CLI and the Hydra callback: the feature table per role, issues with their fixes,
+and the whole report of one check."""
 
 from __future__ import annotations
 
 import unicodedata
 from typing import Any, Iterable, Optional
 
-from .. import catalog
-from ..errors import Issue
+from typing import TYPE_CHECKING
+
+from . import catalog
+from .errors import Issue
+
+if TYPE_CHECKING:
+    from .resolve import Resolution
 
 ROLE_ORDER = ("actor", "ref", "critic")
 
@@ -93,3 +99,27 @@ def issues_block(title: str, mark: str, issues: list[Issue], argv: list[str], la
         if fix:
             out.append(f"      {words['fix']}:  {fix}")
     return out
+
+
+def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en") -> str:
+    words = LABELS[lang]
+    v = res.versions
+    lines = [f"verl-mindspeed check  |  verl {v.get('verl')}  |  MindSpeed {res.release}  |  {v.get('verl_config')}", ""]
+    for name, settings in res.presets.items():
+        lines.append(words["preset"].format(name=name))
+        lines += [f"  {key}={value}" for key, value in settings.items()]
+        lines.append("")
+    if res.roles:
+        lines += [feature_table(res.roles, lang), ""]
+    lines += issues_block(words["errors"], "✗", res.errors, argv, lang)
+    lines += issues_block(words["warnings"], "!", res.warnings, argv, lang)
+    notes = [i for i in res.notes if i.rule != "inject"]
+    lines += issues_block(words["notes"], "·", notes, argv, lang)
+    injected = sorted({i.key.rsplit(".", 1)[-1] for i in res.notes if i.rule == "inject" and "added" in i.message})
+    if injected:
+        lines.append(f"{words['injected']}: {', '.join(injected)}")
+    roles = ", ".join(r for r in ROLE_ORDER if r in res.roles) or "-"
+    verdict = words["ok"] if res.ok else words["failed"]
+    summary = words["summary"].format(n_err=len(res.errors), n_warn=len(res.warnings), roles=roles)
+    lines.append(f"{verdict}: {summary}; {elapsed:.2f} s")
+    return "\n".join(lines)

@@ -1,0 +1,107 @@
+"""The launch pipeline: a verl launch's argv (or an already composed config) -> one Resolution.
+
+compose -> model -> resolve -> presets and what MindSpeed receives. ``check``, the Hydra
+callback and the launcher all go through here; the CLI only parses arguments and renders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from . import __version__
+from .catalog import universe
+from .compose import VerlTree, compose_argv
+from .errors import Issue
+from .report import fix_line
+from .resolve import Resolution, resolve
+from .rules._base import issue
+
+
+def read_args_file(path: str) -> list[str]:
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional[str] = None,
+             model_config: Optional[str] = None, release: Optional[str] = None) -> Resolution:
+    """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2)."""
+    comp = compose_argv(argv, verl_config_dir)
+    res = resolve_launch(comp.cfg, argv, comp.tree, f"{comp.tree.config_dir}/{comp.config_name}.yaml",
+                         issues=comp.issues, strict=strict, release=release, model_config=model_config)
+    res.presets = preset_settings(comp.overrides)
+    res.receives = mindspeed_receives(comp, res)
+    return res
+
+
+def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_label: str, *,
+                   issues: Sequence[Issue] = (), strict: bool = False, release: Optional[str] = None,
+                   model_config: Optional[str] = None) -> Resolution:
+    """Resolve a composed launch config the same way for ``check`` and the in-process callback.
+
+    Loads the model for the model-aware rules, puts ``issues`` (composition problems) first,
+    writes each issue's corrected override from ``argv`` and records the versions involved.
+    """
+    model, model_issues = load_model(cfg, model_config)
+    res = resolve(cfg, strict=strict, release=release, model=model,
+                  known_megatron_keys=tree.known_megatron_keys if tree else None,
+                  otc_defaults=tree.otc_defaults if tree else None)
+    res.issues = [replace(i, override=fix_line(i, argv)) for i in [*issues, *model_issues, *res.issues]]
+    res.versions.update({"verl": tree.version if tree else "not found", "verl_config": config_label,
+                         "verl_mindspeed": __version__, "transformer_config": universe.transformer_config_fields()[1]})
+    return res
+
+
+def mindspeed_receives(comp: Any, res: Resolution) -> dict[str, Any]:
+    """What MindSpeed's ``repatch`` gets per worker once the dicts are injected, in this verl tree's era."""
+    import copy
+
+    from .integrations import verl_versions
+    from .resolve import inject
+
+    try:
+        era = verl_versions.era_of_tree(comp.tree.config_dir)
+    except ValueError:
+        return {}
+    cfg = copy.deepcopy(comp.cfg)
+    inject(cfg, res)
+    calls = verl_versions.repatch_calls(cfg, era)
+    return {"era": era, "calls": [{"roles": list(c.roles), "source": c.source, "args": c.args} for c in calls]}
+
+
+def preset_settings(overrides: list[str]) -> dict[str, dict[str, Any]]:
+    """What each ``+mindspeed=<preset>`` of the (composed) overrides sets, key by key."""
+    from .compose._argv import parse_overrides
+    from .integrations import presets
+
+    out: dict[str, dict[str, Any]] = {}
+    for override in parse_overrides(overrides):
+        if override.key_or_group != presets.GROUP:
+            continue
+        value = override.value()
+        for name in value if isinstance(value, list) else [value]:
+            if isinstance(name, str) and name in presets.names():
+                out[name] = presets.settings(name)
+    return out
+
+
+def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
+    """The model spec for model-aware checks (from --model-config or a local model path) and a note on it."""
+    from omegaconf import OmegaConf
+
+    path = explicit or OmegaConf.select(cfg, "actor_rollout_ref.model.path", default=None)
+    if not isinstance(path, str) or not (explicit or Path(path).exists()):
+        return None, []
+    from .model import load_model_spec
+
+    spec, note = load_model_spec(path)
+    key = "--model-config" if explicit else "actor_rollout_ref.model.path"
+    if spec is None:
+        return None, [issue("note", key, f"model-aware checks skipped: {note}", "model")]
+    return spec, [issue("note", key, f"model-aware checks use {spec.architecture} from {path}", "model")]
+
+
+
+
+__all__ = ["evaluate", "load_model", "mindspeed_receives", "preset_settings", "read_args_file", "resolve_launch"]
