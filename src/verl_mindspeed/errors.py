@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Iterable, Literal, Optional
 
+from .i18n import render
+
 Severity = Literal["error", "warning", "note"]
 
 
@@ -15,7 +17,8 @@ class Issue:
     ``key`` is the full dotted path as the user would type it on a verl command
     line, without any ``+``/``++`` prefix. ``suggestion`` is the corrected full
     key when the user most likely meant another key. ``override`` is a corrected
-    command-line override the user can paste, when one can be written.
+    command-line override the user can paste, when one can be written. ``message`` and ``hint``
+    are usually :class:`~verl_mindspeed.i18n.Msg` strings: English, and renderable in Chinese.
     """
 
     severity: Severity
@@ -26,16 +29,17 @@ class Issue:
     rule: str = ""
     override: Optional[str] = None
 
-    def to_json(self) -> dict:
+    def to_json(self, lang: str = "en") -> dict:
         out = asdict(self)
         out.pop("severity")
+        out["message"], out["hint"] = render(self.message, lang), render(self.hint, lang)
         return out
 
-    def line(self) -> str:
+    def line(self, lang: str = "en") -> str:
         """The one-line form used in exception messages and plain reports."""
-        text = f"{self.key}: {self.message}"
+        text = f"{self.key}: {render(self.message, lang)}"
         if self.hint:
-            text += f" ({self.hint})"
+            text += f" ({render(self.hint, lang)})"
         return text
 
 
