@@ -57,7 +57,7 @@ def mindspeed_receives(comp: Any, res: Resolution) -> dict[str, Any]:
     """What MindSpeed's ``repatch`` gets per worker once the dicts are injected, in this verl tree's era."""
     import copy
 
-    from .integrations import verl_versions
+    from . import eras as verl_versions
     from .resolve import inject
 
     try:

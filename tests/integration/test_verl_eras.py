@@ -10,7 +10,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from _verl_cases import A, BASE, CASE_IDS, CASES, C, O, R, ROLES, otc, run, section
-from verl_mindspeed.integrations import verl_versions as vv
+from verl_mindspeed import eras as vv
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = sorted(p.stem for p in (ROOT / "conf" / "mindspeed").glob("*.yaml"))

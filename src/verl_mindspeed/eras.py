@@ -1,0 +1,226 @@
+"""verl's eras of worker code: which role builds first, who owns the parallel state, who calls ``repatch``.
+
+All roles of a verl PPO run are colocated: one process per device holds the actor, the ref and the
+critic (``create_colocated_worker_cls``). Megatron's parallel state and MindSpeed's patches are
+process-wide, so the order in which the roles build their models decides what every role really runs
+with. Read from each release's sources (the wheels on PyPI):
+
+``legacy`` (verl 0.6.0 to 0.7.x, ``verl/workers/megatron_workers.py``)
+    The colocated worker class instantiates the roles in the order ``ray_trainer.init_workers`` adds
+    them: actor (``ActorRolloutRefWorker``), critic, ref. ``ActorRolloutRefWorker.__init__`` calls
+    ``repatch(config.actor.megatron.override_transformer_config)`` -- the ACTOR's dict, also in a ref
+    worker -- as it is (no FA default, no CP copy), then initializes torch.distributed and Megatron's
+    parallel state with the ACTOR's sizes. ``CriticWorker.__init__`` finds torch.distributed initialized
+    and skips its own ``initialize_model_parallel``: the critic's and the ref's sizes are ignored.
+``engine-0.7`` (verl 0.7.x with ``trainer.use_legacy_worker_impl=disable``, ``verl/workers/engine_workers.py``)
+    Actor and ref are engines; ``MindspeedEngine._init_device_mesh`` sets ``use_flash_attn=True`` and
+    copies the CP size into the engine's own dict, then calls ``repatch``. ``init_model`` builds the ref
+    before the actor. A Megatron critic is not supported (``init_workers`` raises NotImplementedError).
+``engine`` (verl 0.8.0 and later, ``verl/workers/engine/mindspeed/transformer_impl.py``)
+    Every role is an engine. ``ray_trainer.init_workers`` builds the critic (``critic_wg.reset()``), then
+    ``ActorRolloutRefWorker.init_model`` builds the ref and then the actor. Each engine's
+    ``_init_device_mesh`` calls ``_mindspeed_repatch`` with its own dict (``use_flash_attn`` defaulted to
+    True, False in batch-invariant mode; the CP size copied when > 1) and then returns early from
+    ``initialize_model_parallel`` when Megatron's state is already initialized ("TODO: set different
+    parallelism for actor, critic, ref" in ``verl/workers/engine/megatron/transformer_impl.py``): the
+    first role built owns the parallel state.
+
+In every era MindSpeed's ``repatch`` (``mindspeed/megatron_adaptor.py``) MERGES the dict into one
+process-wide namespace: a key set by an earlier call sticks until a later call sets it again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from omegaconf import DictConfig, OmegaConf
+
+from .catalog import OTC, ROLE_PREFIXES
+from .compose import tree_version
+
+LEGACY = "legacy"
+ENGINE_07 = "engine-0.7"
+ENGINE = "engine"
+
+FIRST_REPATCH = (0, 6)
+"""verl releases before 0.6 never call MindSpeed's ``repatch``."""
+FIRST_ENGINE = (0, 8)
+
+PARALLEL_SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size",
+                  "virtual_pipeline_model_parallel_size", "context_parallel_size",
+                  "expert_model_parallel_size", "expert_tensor_parallel_size")
+"""The sizes ``initialize_model_parallel`` takes from the engine config of the role that builds first."""
+
+
+@dataclass(frozen=True)
+class Era:
+    """What one era of verl's worker code does with the roles' Megatron settings."""
+
+    id: str
+    releases: str
+    build_order: tuple[str, ...]
+    """Roles in the order their workers/engines are built in the shared process."""
+    repatch_roles: tuple[str, ...]
+    """Roles whose build calls MindSpeed's ``repatch``."""
+    repatch_dict: str
+    """``own``: each role passes its own dict; ``actor``: every call passes the actor's dict."""
+    adds: str
+    """What verl adds to the dict: ``nothing``, ``fa_on`` (FA forced on + CP size) or ``fa_default``
+    (``setdefault`` FA + CP size)."""
+    owner: str
+    """``first``: the first role built owns the parallel state; ``actor``: always the actor's sizes."""
+    cites: str
+
+    def builds(self, roles: list[str]) -> list[str]:
+        """The active roles in build order."""
+        return [r for r in self.build_order if r in roles]
+
+    def owner_of(self, roles: list[str]) -> Optional[str]:
+        """The role whose sizes Megatron's parallel state is initialized with."""
+        order = self.builds(roles)
+        if self.owner == "actor":
+            return "actor" if "actor" in roles else (order[0] if order else None)
+        return order[0] if order else None
+
+    def repatches(self, role: str) -> bool:
+        return role in self.repatch_roles
+
+    def dict_source(self, role: str) -> str:
+        return "actor" if self.repatch_dict == "actor" else role
+
+
+ERAS = {
+    LEGACY: Era(
+        id=LEGACY, releases="verl 0.6.0 to 0.7.x", build_order=("actor", "critic", "ref"),
+        repatch_roles=("actor", "ref"), repatch_dict="actor", adds="nothing", owner="actor",
+        cites="verl 0.6.1/0.7.1 verl/workers/megatron_workers.py ActorRolloutRefWorker.__init__, "
+              "CriticWorker.__init__; verl/trainer/ppo/ray_trainer.py init_workers",
+    ),
+    ENGINE_07: Era(
+        id=ENGINE_07, releases="verl 0.7.x with trainer.use_legacy_worker_impl=disable",
+        build_order=("ref", "actor"), repatch_roles=("ref", "actor"), repatch_dict="own", adds="fa_on",
+        owner="first",
+        cites="verl 0.7.1 verl/workers/engine_workers.py ActorRolloutRefWorker.init_model; "
+              "verl/workers/engine/mindspeed/transformer_impl.py _init_device_mesh",
+    ),
+    ENGINE: Era(
+        id=ENGINE, releases="verl 0.8.0 and later", build_order=("critic", "ref", "actor"),
+        repatch_roles=("critic", "ref", "actor"), repatch_dict="own", adds="fa_default", owner="first",
+        cites="verl 0.9.1 verl/trainer/ppo/ray_trainer.py init_workers; verl/workers/engine_workers.py "
+              "init_model; verl/workers/engine/mindspeed/transformer_impl.py _mindspeed_repatch; "
+              "verl/workers/engine/megatron/transformer_impl.py _init_device_mesh",
+    ),
+}
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """``"0.7.1"`` -> ``(0, 7, 1)``; ``"0.8.0.dev0"``/``"0.9.1+npu"`` -> the leading numbers."""
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(text))
+    if not match:
+        raise ValueError(f"not a verl version: {text!r}")
+    return tuple(int(p) for p in match.group(1).split("."))
+
+
+def era_of(version: str) -> str:
+    """:data:`LEGACY` for verl 0.6.x/0.7.x, :data:`ENGINE` for 0.8 and later; ValueError before 0.6."""
+    parts = parse_version(version)
+    if parts[:2] < FIRST_REPATCH:
+        raise ValueError(f"verl {version} predates MindSpeed support (repatch arrived in verl 0.6.0)")
+    return LEGACY if parts[:2] < FIRST_ENGINE else ENGINE
+
+
+def era_of_tree(config_dir: Union[str, Path]) -> str:
+    """The era of a config tree: from ``verl/version/version`` if present, else from its layout.
+
+    Layout markers (verified on 0.6.1, 0.7.1, 0.8.0, 0.9.1): ``model_engine/megatron.yaml``
+    appears in 0.8.0 together with the per-engine repatch.
+    """
+    version = tree_version(config_dir)
+    if version is not None:
+        return era_of(version)
+    return ENGINE if (Path(config_dir) / "model_engine" / "megatron.yaml").is_file() else LEGACY
+
+
+def worker_mode(cfg: DictConfig, era: str) -> str:
+    """Refine :data:`LEGACY` to :data:`ENGINE_07` when a 0.7 config opts into the new engine workers."""
+    if era != LEGACY:
+        return era
+    choice = OmegaConf.select(cfg, "trainer.use_legacy_worker_impl", default=None)
+    return ENGINE_07 if choice == "disable" else LEGACY
+
+
+def sent_dict(era: Era, otc: dict[str, Any], cp: int) -> dict[str, Any]:
+    """The dict verl hands to ``repatch`` for one build, given the dict it reads (``otc``)."""
+    args = dict(otc)
+    if era.adds == "fa_on":
+        args["use_flash_attn"] = True
+    elif era.adds == "fa_default":
+        if args.get("use_flash_attn_npu_batch_invariant"):
+            args["use_flash_attn"] = False
+        else:
+            args.setdefault("use_flash_attn", True)
+    if era.adds != "nothing" and cp > 1:
+        args["context_parallel_size"] = cp
+    return args
+
+
+@dataclass(frozen=True)
+class RepatchCall:
+    """One ``repatch(...)`` call: the roles it serves and the dict MindSpeed receives."""
+
+    roles: tuple[str, ...]
+    source: str
+    """The config path the dict is read from."""
+    args: dict[str, Any]
+
+
+def repatch_calls(cfg: DictConfig, era: str, roles: Optional[list[str]] = None) -> list[RepatchCall]:
+    """What MindSpeed receives, call by call in build order, in ``era`` for the composed ``cfg`` (resolved data).
+
+    ``roles`` defaults to the roles verl builds (``need_reference_policy``/``need_critic``) that use
+    the megatron strategy.
+    """
+    from .resolve._roles import active_roles
+
+    spec = ERAS[worker_mode(cfg, era)]
+    if roles is None:
+        roles = [r for r in active_roles(cfg) if _strategy(cfg, r) == "megatron"]
+    calls = []
+    for role in spec.builds(roles):
+        if not spec.repatches(role):
+            continue
+        source = spec.dict_source(role)
+        cp = OmegaConf.select(cfg, f"{ROLE_PREFIXES[role]}.context_parallel_size", default=1)
+        args = sent_dict(spec, _otc(cfg, source), cp if isinstance(cp, int) else 1)
+        calls.append(RepatchCall((role,), f"{ROLE_PREFIXES[source]}.{OTC}", args))
+    return calls
+
+
+def namespaces(calls: list[RepatchCall]) -> list[dict[str, Any]]:
+    """The cumulative MindSpeed namespace after each call: ``repatch`` merges, keys stick."""
+    out, ns = [], {}
+    for call in calls:
+        ns = {**ns, **call.args}
+        out.append(dict(ns))
+    return out
+
+
+def _otc(cfg: DictConfig, role: str) -> dict[str, Any]:
+    node = OmegaConf.select(cfg, f"{ROLE_PREFIXES[role]}.{OTC}", default=None)
+    if node is None:
+        return {}
+    data = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node
+    return dict(data) if isinstance(data, dict) else {}
+
+
+def _strategy(cfg: DictConfig, role: str) -> Optional[str]:
+    return OmegaConf.select(cfg, ROLE_PREFIXES[role].rsplit(".", 1)[0] + ".strategy", default=None)
+
+
+__all__ = [
+    "ENGINE", "ENGINE_07", "ERAS", "Era", "LEGACY", "PARALLEL_SIZES", "RepatchCall", "era_of", "era_of_tree",
+    "namespaces", "parse_version", "repatch_calls", "sent_dict", "tree_version", "worker_mode",
+]
