@@ -39,7 +39,7 @@ from typing import Any, Optional, Union
 from omegaconf import DictConfig, OmegaConf
 
 from .catalog import OTC, ROLE_PREFIXES
-from .compose import tree_version
+from .i18n import tr
 
 LEGACY = "legacy"
 ENGINE_07 = "engine-0.7"
@@ -94,20 +94,20 @@ class Era:
 
 ERAS = {
     LEGACY: Era(
-        id=LEGACY, releases="verl 0.6.0 to 0.7.x", build_order=("actor", "critic", "ref"),
+        id=LEGACY, releases=tr("verl 0.6.0 to 0.7.x"), build_order=("actor", "critic", "ref"),
         repatch_roles=("actor", "ref"), repatch_dict="actor", adds="nothing", owner="actor",
         cites="verl 0.6.1/0.7.1 verl/workers/megatron_workers.py ActorRolloutRefWorker.__init__, "
               "CriticWorker.__init__; verl/trainer/ppo/ray_trainer.py init_workers",
     ),
     ENGINE_07: Era(
-        id=ENGINE_07, releases="verl 0.7.x with trainer.use_legacy_worker_impl=disable",
+        id=ENGINE_07, releases=tr("verl 0.7.x with trainer.use_legacy_worker_impl=disable"),
         build_order=("ref", "actor"), repatch_roles=("ref", "actor"), repatch_dict="own", adds="fa_on",
         owner="first",
         cites="verl 0.7.1 verl/workers/engine_workers.py ActorRolloutRefWorker.init_model; "
               "verl/workers/engine/mindspeed/transformer_impl.py _init_device_mesh",
     ),
     ENGINE: Era(
-        id=ENGINE, releases="verl 0.8.0 and later", build_order=("critic", "ref", "actor"),
+        id=ENGINE, releases=tr("verl 0.8.0 and later"), build_order=("critic", "ref", "actor"),
         repatch_roles=("critic", "ref", "actor"), repatch_dict="own", adds="fa_default", owner="first",
         cites="verl 0.9.1 verl/trainer/ppo/ray_trainer.py init_workers; verl/workers/engine_workers.py "
               "init_model; verl/workers/engine/mindspeed/transformer_impl.py _mindspeed_repatch; "
@@ -138,6 +138,8 @@ def era_of_tree(config_dir: Union[str, Path]) -> str:
     Layout markers (verified on 0.6.1, 0.7.1, 0.8.0, 0.9.1): ``model_engine/megatron.yaml``
     appears in 0.8.0 together with the per-engine repatch.
     """
+    from .compose import tree_version
+
     version = tree_version(config_dir)
     if version is not None:
         return era_of(version)
@@ -222,5 +224,5 @@ def _strategy(cfg: DictConfig, role: str) -> Optional[str]:
 
 __all__ = [
     "ENGINE", "ENGINE_07", "ERAS", "Era", "LEGACY", "PARALLEL_SIZES", "RepatchCall", "era_of", "era_of_tree",
-    "namespaces", "parse_version", "repatch_calls", "sent_dict", "tree_version", "worker_mode",
+    "namespaces", "parse_version", "repatch_calls", "sent_dict", "worker_mode",
 ]

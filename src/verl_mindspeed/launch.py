@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from . import __version__
+from . import __version__, eras
 from .catalog import universe
 from .compose import VerlTree, compose_argv
 from .errors import Issue
@@ -25,26 +25,35 @@ def read_args_file(path: str) -> list[str]:
 
 
 def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional[str] = None,
-             model_config: Optional[str] = None, release: Optional[str] = None) -> Resolution:
-    """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2)."""
+             model_config: Optional[str] = None, release: Optional[str] = None,
+             launcher: bool = False) -> Resolution:
+    """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2).
+
+    The launch is judged as it will run: injected when it goes through ``launcher`` (``verl-mindspeed
+    run`` / ``python3 -m verl_mindspeed.main_ppo``) or carries a ``+mindspeed=<preset>``, which installs
+    the callback; plain otherwise.
+    """
     comp = compose_argv(argv, verl_config_dir)
+    presets = preset_settings(comp.overrides)
     res = resolve_launch(comp.cfg, argv, comp.tree, f"{comp.tree.config_dir}/{comp.config_name}.yaml",
-                         issues=comp.issues, strict=strict, release=release, model_config=model_config)
-    res.presets = preset_settings(comp.overrides)
-    res.receives = mindspeed_receives(comp, res)
+                         issues=comp.issues, strict=strict, release=release, model_config=model_config,
+                         injected=launcher or bool(presets))
+    res.presets = presets
     return res
 
 
 def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_label: str, *,
                    issues: Sequence[Issue] = (), strict: bool = False, release: Optional[str] = None,
-                   model_config: Optional[str] = None) -> Resolution:
+                   model_config: Optional[str] = None, injected: bool = True) -> Resolution:
     """Resolve a composed launch config the same way for ``check`` and the in-process callback.
 
-    Loads the model for the model-aware rules, puts ``issues`` (composition problems) first,
-    writes each issue's corrected override from ``argv`` and records the versions involved.
+    Loads the model for the model-aware rules, takes the era from the verl tree, puts ``issues``
+    (composition problems) first, writes each issue's corrected override from ``argv`` and records
+    the versions involved.
     """
     model, model_issues = load_model(cfg, model_config)
-    res = resolve(cfg, strict=strict, release=release, model=model,
+    era = era_of(tree)
+    res = resolve(cfg, strict=strict, release=release, model=model, era=era, injected=injected,
                   known_megatron_keys=tree.known_megatron_keys if tree else None,
                   otc_defaults=tree.otc_defaults if tree else None)
     res.issues = [replace(i, override=fix_line(i, argv)) for i in [*issues, *model_issues, *res.issues]]
@@ -53,21 +62,14 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
     return res
 
 
-def mindspeed_receives(comp: Any, res: Resolution) -> dict[str, Any]:
-    """What MindSpeed's ``repatch`` gets per worker once the dicts are injected, in this verl tree's era."""
-    import copy
-
-    from . import eras as verl_versions
-    from .resolve import inject
-
+def era_of(tree: Optional[VerlTree]) -> str:
+    """The era of the verl tree being checked (verl 0.8+ engines when it cannot be told)."""
+    if tree is None:
+        return eras.ENGINE
     try:
-        era = verl_versions.era_of_tree(comp.tree.config_dir)
+        return eras.era_of_tree(tree.config_dir)
     except ValueError:
-        return {}
-    cfg = copy.deepcopy(comp.cfg)
-    inject(cfg, res)
-    calls = verl_versions.repatch_calls(cfg, era)
-    return {"era": era, "calls": [{"roles": list(c.roles), "source": c.source, "args": c.args} for c in calls]}
+        return eras.ENGINE
 
 
 def preset_settings(overrides: list[str]) -> dict[str, dict[str, Any]]:
@@ -104,4 +106,4 @@ def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
 
 
 
-__all__ = ["evaluate", "load_model", "mindspeed_receives", "preset_settings", "read_args_file", "resolve_launch"]
+__all__ = ["era_of", "evaluate", "load_model", "preset_settings", "read_args_file", "resolve_launch"]

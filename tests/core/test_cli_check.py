@@ -32,7 +32,8 @@ def test_corpus_present():
 def test_real_launch_lines_pass(base_cfg, capsys, path):
     code, data = run_json(capsys, read_args_file(str(path)))
     assert data["errors"] == [] and code == 0 and data["ok"] is True
-    assert data["roles"]["actor"]["override_transformer_config"]["use_flash_attn"] is True
+    actor = data["mindspeed_receives"]["builds"][-1]
+    assert actor["role"] == "actor" and actor["repatch"]["use_flash_attn"] is True  # verl 0.9.1's own default
 
 
 def test_json_shape(base_cfg, capsys):
@@ -86,9 +87,18 @@ def test_text_report(base_cfg, capsys):
     code = main(["check", *BASE, f"+{O}fused_permute_and_unpermute=True", f"+{O}use_fused_rmsnrom=True"])
     out = capsys.readouterr().out
     assert code == 1
-    assert "Fused MoE permute/unpermute" in out and "Errors (1)" in out and "Warnings (1)" in out
+    # a plain verl launch: MindSpeed never reads the guide's permute name, so it is an error like the typo
+    assert "Fused MoE permute/unpermute" in out and "Errors (2)" in out
     assert f"fix:  +{O}use_fused_rmsnorm=True" in out
-    assert "FAILED: 1 error(s), 1 warning(s)" in out
+    assert f"fix:  +{O}use_fused_moe_token_permute_and_unpermute=True" in out
+    assert "FAILED: 2 error(s), 0 warning(s)" in out
+
+
+def test_text_report_through_a_preset(base_cfg, capsys):
+    """With +mindspeed=<preset> the callback writes the real flag: the guide's name is only a warning."""
+    code = main(["check", *BASE, "+mindspeed=validate", f"+{O}fused_permute_and_unpermute=True"])
+    out = capsys.readouterr().out
+    assert code == 0 and "Warnings (1)" in out and "OK: 0 error(s), 1 warning(s)" in out
 
 
 def test_console_entry_point_runs_in_a_subprocess(base_cfg):
@@ -130,14 +140,21 @@ def test_json_says_what_mindspeed_receives(base_cfg, capsys):
     code, data = run_json(capsys, [*BASE, "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=True",
                                    "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
                                    "actor_rollout_ref.ref.megatron.tensor_model_parallel_size=2",
-                                   f"+{O}use_ascend_mc2=True"])
+                                   f"+{O}use_ascend_mc2=True", "+mindspeed=validate"])
     assert code == 0, data["errors"]
     receives = data["mindspeed_receives"]
-    assert receives["era"] == "engine"  # verl 0.9.1: every engine repatches with its own dict
-    by_role = {tuple(c["roles"]): c["args"] for c in receives["calls"]}
-    for role in (("actor",), ("ref",)):
-        args = by_role[role]
+    assert receives["era"] == "engine" and data["launch"] == {"era": "engine", "injected": True}
+    builds = receives["builds"]
+    assert [b["role"] for b in builds] == ["ref", "actor"]  # verl 0.9.1 builds ref before actor
+    for build in builds:
+        args = build["repatch"]
         assert (args["use_ascend_mc2"], args["tensor_model_parallel_size"], args["sequence_parallel"]) == (True, 2, True)
+    code, data = run_json(capsys, [*BASE, "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=True",
+                                   "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
+                                   "actor_rollout_ref.ref.megatron.tensor_model_parallel_size=2",
+                                   f"+{O}use_ascend_mc2=True"])
+    assert code == 1 and data["launch"]["injected"] is False  # a plain launch: MC2 without TP in the dict fails
+    assert [e["rule"] for e in data["errors"]] == ["mc2-requires-sp-tp"]
 
 
 def test_report_in_chinese(base_cfg, capsys):

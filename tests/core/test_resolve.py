@@ -132,7 +132,7 @@ def test_ref_write_that_replaced_the_dict_is_named(resolve_cfg):
 def test_roles_with_different_mindspeed_switches_warn(resolve_cfg):
     result = resolve_cfg({O + "use_fused_rmsnorm": True,
                           REF + "override_transformer_config": {"use_fused_rmsnorm": False}})
-    assert [i.key for i in result.warnings if i.rule == "role-flags-differ"] == [
+    assert [i.key for i in result.warnings if i.rule == "role-switches-differ"] == [
         REF + "override_transformer_config.use_fused_rmsnorm"]
 
 
@@ -147,7 +147,8 @@ def test_critic_gets_actor_switches_only_when_present(resolve_cfg):
 
 def test_inject_then_resolve_is_idempotent(make_cfg, base_cfg):
     settings = {O + "noop_layers": [0, 27], O + "num_layers": 28, O + "fused_permute_and_unpermute": True,
-                M + "context_parallel_size": 2, "algorithm.adv_estimator": "gae"}
+                M + "context_parallel_size": 2, "critic.megatron.context_parallel_size": 2,
+                "algorithm.adv_estimator": "gae"}
     cfg = make_cfg(settings)
     kw = dict(known_megatron_keys=base_cfg.tree.known_megatron_keys, otc_defaults=base_cfg.tree.otc_defaults)
     first = resolve(cfg, **kw)

@@ -16,6 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
 from verl_mindspeed.compose import Composition, compose_argv
+from verl_mindspeed.eras import era_of_tree
 from verl_mindspeed.resolve import Resolution, inject, resolve
 
 A = ROLE_PREFIXES["actor"]
@@ -45,15 +46,19 @@ class Case:
     critic_shared: tuple[str, ...]
     """Actor keys the critic gets (process-wide MindSpeed switches)."""
     critic_added: dict[str, Any] = field(default_factory=dict)
+    critic_user: dict[str, Any] = field(default_factory=dict)
+    """What the overrides put in the critic's own dict."""
     megatron: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Expected values under ``<role>.megatron`` after composition."""
     warnings: tuple[str, ...] = ()
     """Rules that must warn (and nothing may be an error)."""
 
-    def expected(self, role: str, defaults: dict[str, Any]) -> dict[str, Any]:
+    def expected(self, role: str, defaults: dict[str, Any], era: str = "engine") -> dict[str, Any]:
+        if role == "critic" and era == "legacy":
+            return {**defaults, **self.critic_user}  # never handed to MindSpeed by legacy workers: left as written
         if role == "critic":
             shared = {k: self.user[k] for k in self.critic_shared}
-            return {**defaults, **shared, **self.critic_added}
+            return {**defaults, **shared, **self.critic_user, **self.critic_added}
         return {**defaults, **self.user, **self.added}
 
 
@@ -63,26 +68,27 @@ CASES = (
         "dense",
         (f"+{O}.use_flash_attn=True", f"+{O}.normalization=RMSNorm", f"+{O}.use_fused_rmsnorm=True",
          f"+{O}.swiglu=True", f"+{O}.use_fused_swiglu=True", f"+{O}.position_embedding_type=rope",
-         f"+{O}.use_fused_rotary_pos_emb=True", f"+{O}.use_distributed_optimizer=True"),
+         f"+{O}.use_fused_rotary_pos_emb=True", f"+{O}.use_distributed_optimizer=True",
+         f"+{C}.override_transformer_config.position_embedding_type=rope"),
         user={"use_flash_attn": True, "normalization": "RMSNorm", "use_fused_rmsnorm": True, "swiglu": True,
               "use_fused_swiglu": True, "position_embedding_type": "rope", "use_fused_rotary_pos_emb": True,
               "use_distributed_optimizer": True},
         added={},
         # the dict's use_distributed_optimizer only feeds MindSpeed's checks: the critic keeps its own
         critic_shared=("use_flash_attn", "use_fused_rmsnorm", "swiglu", "use_fused_swiglu", "use_fused_rotary_pos_emb"),
+        critic_user={"position_embedding_type": "rope"},  # fused RoPE reaches the critic: so must its companion
     ),
     Case(
         "moe",  # the seed table's misspelling of the permute flag, as users type it
         (f"+{O}.moe_token_dispatcher_type=alltoall", f"+{O}.moe_grouped_gemm=True",
          f"+{O}.fused_permute_and_unpermute=True", f"{A}.expert_model_parallel_size=2",
-         f"{R}.expert_model_parallel_size=2"),
+         f"{R}.expert_model_parallel_size=2", f"{C}.expert_model_parallel_size=2"),
         user={"moe_token_dispatcher_type": "alltoall", "moe_grouped_gemm": True,
               "use_fused_moe_token_permute_and_unpermute": True, "moe_permute_fusion": True},
         added=FA,
         critic_shared=("use_fused_moe_token_permute_and_unpermute", "moe_permute_fusion"),
         critic_added=FA,
-        megatron={"actor": {"expert_model_parallel_size": 2}, "ref": {"expert_model_parallel_size": 2},
-                  "critic": {"expert_model_parallel_size": 1}},
+        megatron={r: {"expert_model_parallel_size": 2} for r in ROLES},
         warnings=("alias",),
     ),
     Case(
@@ -97,13 +103,14 @@ CASES = (
     ),
     Case(
         "long_context",
-        (f"{A}.context_parallel_size=2", f"{R}.context_parallel_size=2", f"+{O}.context_parallel_algo=megatron_cp_algo",
+        (f"{A}.context_parallel_size=2", f"{R}.context_parallel_size=2", f"{C}.context_parallel_size=2",
+         f"+{O}.context_parallel_algo=megatron_cp_algo",
          f"+{O}.use_flash_attn=True", f"+{O}.seq_length=4096"),
         user={"context_parallel_algo": "megatron_cp_algo", "use_flash_attn": True, "seq_length": 4096},
         added={"context_parallel_size": 2},
         critic_shared=("context_parallel_algo", "use_flash_attn"),
-        megatron={"actor": {"context_parallel_size": 2}, "ref": {"context_parallel_size": 2},
-                  "critic": {"context_parallel_size": 1}},
+        critic_added={"context_parallel_size": 2},
+        megatron={r: {"context_parallel_size": 2} for r in ROLES},
     ),
     Case(
         "mc2",
@@ -144,7 +151,8 @@ def run(argv: list[str], config_dir: str | None, *, do_inject: bool = True) -> R
         _COMPOSED[key] = compose_argv(argv, config_dir)
     cached = _COMPOSED[key]
     comp = replace(cached, cfg=copy.deepcopy(cached.cfg))
-    res = resolve(comp.cfg, known_megatron_keys=comp.tree.known_megatron_keys, otc_defaults=comp.tree.otc_defaults)
+    res = resolve(comp.cfg, known_megatron_keys=comp.tree.known_megatron_keys, otc_defaults=comp.tree.otc_defaults,
+                  era=era_of_tree(comp.tree.config_dir))
     if do_inject:
         inject(comp.cfg, res)
     return Run(comp, res, dict(comp.tree.otc_defaults))

@@ -28,6 +28,7 @@ def _verl():
 
 def test_on_run_start_injects_into_the_object_it_receives(capsys):
     cfg = compose_argv(BASE + ["+mindspeed=validate", "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
+                               "critic.megatron.tensor_model_parallel_size=2",
                                f"+{A}.{OTC}.fused_permute_and_unpermute=True",
                                f"+{A}.{OTC}.moe_token_dispatcher_type=alltoall",
                                f"++{A}.{OTC}.recompute_granularity=none"]).cfg

@@ -57,7 +57,7 @@ def test_actor_role_converts_whole(verl_config):
 ])
 def test_unknown_megatron_key(verl_config, key, value, near):
     to_dataclass, _ = verl_config
-    r = run([*BASE, f"+{A}.{key}={value}"], None)
+    r = run([*BASE, f"+{A}.{key}={value}"], None, do_inject=False)
     errors = [i for i in r.res.errors if i.rule == "unknown-megatron-key"]
     assert [i.key for i in errors] == [f"{A}.{key}"]
     if near:

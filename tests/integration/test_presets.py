@@ -17,7 +17,7 @@ from verl_mindspeed.resolve import resolve
 A, R = ROLE_PREFIXES["actor"], ROLE_PREFIXES["ref"]
 PRESETS = sorted(CASES)
 BASE = ["--config-name=ppo_megatron_trainer", "actor_rollout_ref.actor.use_kl_loss=True",
-        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"]
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2", "critic.megatron.tensor_model_parallel_size=2"]
 
 
 @pytest.fixture(autouse=True)
@@ -65,8 +65,8 @@ def test_preset_on_a_real_launch_resolves_without_errors(preset):
 @pytest.mark.parametrize("preset", [p for p in PRESETS if p != "validate"])
 def test_check_reports_exactly_what_the_preset_turns_on(preset):
     # MC2 is process-wide, so injection gives it to the critic, which does not inherit the actor's TP
-    base = BASE + (["critic.megatron.tensor_model_parallel_size=2"] if preset == "mc2" else [])
-    without = evaluate(base)
+    base = list(BASE)
+    without = evaluate(base, launcher=True)  # the same injection, without the preset's own keys
     with_preset = evaluate(base + [f"+mindspeed={preset}"])
     assert with_preset.ok, [i.line() for i in with_preset.errors]
     before, after = without.roles["actor"][OTC], with_preset.roles["actor"][OTC]
@@ -79,7 +79,7 @@ def test_check_reports_exactly_what_the_preset_turns_on(preset):
 
 def test_validate_sets_nothing():
     assert presets.settings("validate") == {}
-    assert evaluate(BASE + ["+mindspeed=validate"]).roles == evaluate(BASE).roles
+    assert evaluate(BASE + ["+mindspeed=validate"]).roles == evaluate(BASE, launcher=True).roles
 
 
 def test_user_overrides_after_a_preset_win_with_plus_plus():

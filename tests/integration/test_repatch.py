@@ -139,8 +139,9 @@ def test_legacy_era_needs_injection(old_verl_trees, version):
 
 def test_07_new_engine_workers(old_verl_trees):
     """0.7.1 with use_legacy_worker_impl=disable: engines force FA and copy CP; the critic still never repatches."""
-    r = run([*BASE, "trainer.use_legacy_worker_impl=disable", "actor_rollout_ref.actor.megatron.context_parallel_size=2"],
-            str(old_verl_trees["0.7.1"]))
+    # a GRPO launch: 0.7's engine workers have no Megatron critic (critic-engine-07)
+    r = run([*BASE, "algorithm.adv_estimator=grpo", "trainer.use_legacy_worker_impl=disable",
+             "actor_rollout_ref.actor.megatron.context_parallel_size=2"], str(old_verl_trees["0.7.1"]))
     calls = vv.repatch_calls(r.cfg, vv.LEGACY)
     assert [c.roles for c in calls] == [("ref",), ("actor",)]  # init_model builds the ref first
     assert all(c.args["use_flash_attn"] is True and c.args["context_parallel_size"] == 2 for c in calls)

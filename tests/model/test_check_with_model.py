@@ -20,11 +20,19 @@ def check(capsys, *argv):
 
 
 def test_mla_dimensions_come_from_the_model(base_cfg, capsys):
-    code, data = check(capsys, "--model-config", str(MOONLIGHT), *BASE, f"+{O}multi_head_latent_attention=True")
+    """Through a preset the dimensions are injected from config.json; a plain launch must carry them itself."""
+    code, data = check(capsys, "--model-config", str(MOONLIGHT), *BASE, f"+{O}multi_head_latent_attention=True",
+                       "+mindspeed=validate")
     assert code == 0, data["errors"]
     actor = data["roles"]["actor"]["override_transformer_config"]
     assert (actor["kv_lora_rank"], actor["qk_rope_head_dim"], actor["qk_nope_head_dim"], actor["v_head_dim"]) == (
         512, 64, 128, 128)
+    code, data = check(capsys, "--model-config", str(MOONLIGHT), *BASE, f"+{O}multi_head_latent_attention=True")
+    assert code == 1
+    (err,) = data["errors"]
+    assert err["rule"] == "mla-dimensions"
+    assert err["override"] == " ".join(f"++{O}{k}={v}" for k, v in (
+        ("kv_lora_rank", 512), ("v_head_dim", 128), ("qk_rope_head_dim", 64), ("qk_nope_head_dim", 128)))
 
 
 def test_without_a_model_mla_dimensions_are_required(base_cfg, capsys):

@@ -11,6 +11,7 @@ from omegaconf import OmegaConf
 from verl_mindspeed.model import load_model_spec
 from verl_mindspeed.rules import model_rules as mr
 from verl_mindspeed.rules._base import Context, RoleView
+from verl_mindspeed.rules.attention import hybrid_cp_ulysses_degree
 
 A = "actor_rollout_ref.actor.megatron"
 OTC = f"{A}.override_transformer_config"
@@ -41,7 +42,7 @@ CASES = [
     pytest.param(mr.query_groups_divisible_by_tp, role(tensor_model_parallel_size=8), QWEN3_30B, [(
         "error", f"{A}.tensor_model_parallel_size",
         "tensor_model_parallel_size=8 requires num_query_groups (num_key_value_heads) a multiple of 8 "
-        "(the model has 4)")], id="groups"),
+        "(the model has 4; megatron-core 0.16 also accepts a divisor)")], id="groups"),
     pytest.param(mr.ffn_divisible, role(tensor_model_parallel_size=2, expert_tensor_parallel_size=4), QWEN3_30B, [],
                  id="ffn-ok"),
     pytest.param(mr.ffn_divisible, role(tensor_model_parallel_size=1, expert_tensor_parallel_size=5), QWEN3_30B, [(
@@ -73,15 +74,31 @@ CASES = [
         "error", f"{A}.virtual_pipeline_model_parallel_size",
         "virtual_pipeline_model_parallel_size=3 requires the layers of every pipeline stage (14, 14) divisible by 3")],
         id="vpp"),
-    pytest.param(mr.recompute_within_rank, role(
-        {"recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 14},
+    pytest.param(mr.recompute_divides_chunks, role(
+        {"recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 7},
         pipeline_model_parallel_size=2), QWEN3_06B, [], id="recompute-ok"),
-    pytest.param(mr.recompute_within_rank, role(
+    pytest.param(mr.recompute_divides_chunks, role(
         {"recompute_granularity": "full", "recompute_method": "block", "recompute_num_layers": 15},
+        pipeline_model_parallel_size=2), QWEN3_06B, [], id="recompute-block-more-than-a-stage-ok"),
+    pytest.param(mr.recompute_divides_chunks, role(
+        {"recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 4},
         pipeline_model_parallel_size=2), QWEN3_06B, [(
-            "warning", f"{OTC}.recompute_num_layers",
-            "recompute_num_layers=15 requires at most the 14 layers of one pipeline rank; megatron clamps it, "
-            "so the extra has no effect")], id="recompute"),
+            "error", f"{OTC}.recompute_num_layers",
+            "recompute_method=uniform with recompute_num_layers=4 requires it to divide the layers of every pipeline "
+            "stage and model chunk (14): megatron's uniform recompute then indexes past the chunk (IndexError)")],
+        id="recompute-uniform-does-not-divide"),
+    pytest.param(mr.recompute_divides_chunks, role(
+        {"recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 2,
+         "num_layers_in_first_pipeline_stage": 7, "num_layers_in_last_pipeline_stage": 6},
+        pipeline_model_parallel_size=4), MOONLIGHT, [(
+            "error", f"{OTC}.recompute_num_layers",
+            "recompute_method=uniform with recompute_num_layers=2 requires it to divide the layers of every pipeline "
+            "stage and model chunk (6, 7): megatron's uniform recompute then indexes past the chunk (IndexError)")],
+        id="recompute-uneven-middle-and-first"),
+    pytest.param(mr.recompute_divides_chunks, role(
+        {"recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 2},
+        pipeline_model_parallel_size=2, virtual_pipeline_model_parallel_size=7), QWEN3_06B, [],
+        id="recompute-vpp-chunks-ok"),
     pytest.param(mr.noop_layers_match_model, role({"noop_layers": "0,29", "num_layers": 30}), QWEN3_06B, [],
                  id="noop-ok"),
     pytest.param(mr.noop_layers_match_model, role({"noop_layers": "0,29"}), QWEN3_06B, [(
@@ -105,11 +122,12 @@ CASES = [
         "error", f"{OTC}.context_parallel_algo",
         "context_parallel_algo=ulysses_cp_algo requires num_attention_heads divisible by context_parallel_size x "
         "tensor_model_parallel_size = 4 x 8 = 32 (the model has 16)")], id="ulysses"),
-    pytest.param(mr.ulysses_heads, role({"context_parallel_algo": "hybrid_cp_algo", "ulysses_degree_in_cp": 2},
-                                        context_parallel_size=4, tensor_model_parallel_size=8), QWEN3_06B, [],
+    pytest.param(hybrid_cp_ulysses_degree, role({"context_parallel_algo": "hybrid_cp_algo",
+                                                 "ulysses_degree_in_cp": 2},
+                                                context_parallel_size=4, tensor_model_parallel_size=8), QWEN3_06B, [],
                  id="hybrid-ok"),
-    pytest.param(mr.ulysses_heads, role({"context_parallel_algo": "hybrid_cp_algo", "ulysses_degree_in_cp": 4},
-                                        context_parallel_size=8, tensor_model_parallel_size=8), QWEN3_06B, [(
+    pytest.param(hybrid_cp_ulysses_degree, role({"context_parallel_algo": "hybrid_cp_algo", "ulysses_degree_in_cp": 4},
+                                                context_parallel_size=8, tensor_model_parallel_size=8), QWEN3_06B, [(
         "error", f"{OTC}.ulysses_degree_in_cp",
         "context_parallel_algo=hybrid_cp_algo requires num_attention_heads divisible by ulysses_degree_in_cp x "
         "tensor_model_parallel_size = 4 x 8 = 32 (the model has 16)")], id="hybrid"),
@@ -128,6 +146,13 @@ CASES = [
 @pytest.mark.parametrize("fn,view,model,expected", CASES)
 def test_rule(fn, view, model, expected):
     assert lines(fn, view, model) == expected
+
+
+def test_query_groups_may_divide_tp_on_megatron_core_016():
+    """Qwen3-30B-A3B has 4 KV heads: TP=8 fails on core 0.12.1 (not a multiple) but 0.16.1 accepts a divisor."""
+    view = role(tensor_model_parallel_size=8)
+    assert lines(mr.query_groups_divisible_by_tp, view, QWEN3_30B, release="core_r0.16.0") == []
+    assert [i[0] for i in lines(mr.query_groups_divisible_by_tp, view, QWEN3_30B)] == ["error"]
 
 
 def test_role_rules_need_a_model():

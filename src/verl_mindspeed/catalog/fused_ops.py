@@ -79,7 +79,7 @@ PERMUTE = Feature(
     ),
     notes=("Needs CANN >= 8.3.RC1 and torch_npu >= 7.2.RC1, else MindSpeed turns it off with a warning.",),
     notes_zh=("需要 CANN >= 8.3.RC1 且 torch_npu >= 7.2.RC1，否则 MindSpeed 会告警并关闭。",),
-    rules=("permute-fusion-dispatcher", "permute-fusion-flags-agree"),
+    rules=("permute-fusion-dispatcher",),
 )
 
 GROUPED_GEMM = Feature(
@@ -89,7 +89,7 @@ GROUPED_GEMM = Feature(
     seed_keys=(f"{A}.{O}.moe_grouped_gemm",),
     flags=(Flag(name="moe_grouped_gemm", where="otc", type="bool", help="Grouped GEMM for the local experts.",
                 help_zh="本地专家使用分组矩阵乘。", feeds="TransformerConfig.moe_grouped_gemm"),),
-    rules=("moe-overlap-prerequisites", "recompute-modules"),
+    rules=("moe-alltoall-overlap", "moe-allgather-overlap", "moe-tp-extend-ep", "recompute-modules"),
 )
 
 MC2 = Feature(
@@ -120,7 +120,7 @@ ROPE = Feature(
              help="Position embedding type.", help_zh="位置编码类型。", feeds="megatron --position-embedding-type"),
     ),
     companions=("position_embedding_type=rope",),
-    rules=("fused-op-companions",),
+    rules=("fused-rope-position-embedding",),
 )
 
 FEATURES = (FLASH_ATTN, RMSNORM, SWIGLU, PERMUTE, GROUPED_GEMM, MC2, ROPE)

@@ -23,7 +23,7 @@ TP = Feature(
     seed_keys=(f"{A}.tensor_model_parallel_size", f"{R}.tensor_model_parallel_size"),
     flags=(_size("tensor_model_parallel_size", "Number of devices each layer's matrices are split across.",
                  "每层矩阵切分的设备数。", "megatron --tensor-model-parallel-size"),),
-    rules=("model-parallel-divides-world", "sp-requires-tp", "mc2-requires-sp-tp"),
+    rules=("model-parallel-divides-world", "role-sizes-agree", "sp-requires-tp", "mc2-requires-sp-tp"),
 )
 
 PP = Feature(
@@ -44,7 +44,8 @@ PP = Feature(
              help="Layers on the last pipeline stage when the split is uneven.",
              help_zh="流水线切分不均匀时最后一阶段的层数。", feeds="TransformerConfig.num_layers_in_last_pipeline_stage"),
     ),
-    rules=("model-parallel-divides-world", "mbridge-vpp"),
+    rules=("model-parallel-divides-world", "role-sizes-agree", "mbridge-vpp", "vpp-requires-pp",
+           "uneven-pp-needs-middle"),
 )
 
 EP = Feature(
@@ -119,7 +120,7 @@ CP_ALGO = Feature(
              help="Ring attention window for megatron_cp_algo; in [1, CP) and a divisor of CP.",
              help_zh="megatron_cp_algo 的环形注意力窗口；取值 [1, CP) 且整除 CP。", feeds="MindSpeed --cp-window-size"),
     ),
-    rules=("cp-algo-release", "cp-window-size", "hybrid-cp-ulysses-degree", "cp-forces-flash-attn"),
+    rules=("cp-algo-release", "cp-window-size", "hybrid-cp-ulysses-degree", "cp-seq-length", "cp-forces-flash-attn"),
 )
 
 FEATURES = (TP, PP, EP, ETP, SP, CP, CP_ALGO)

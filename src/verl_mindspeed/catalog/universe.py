@@ -33,6 +33,44 @@ def releases() -> list[str]:
     return list(_data()["mindspeed"])
 
 
+def core_line(release: str) -> tuple[int, int]:
+    """The megatron-core line a MindSpeed release branch runs on: ``*_core_r0.12.1`` -> (0, 12);
+    ``core_r0.16.0`` -> (0, 16). ``master`` (commit 028de58, 2026-07) runs on megatron-core 0.12.1: its imports
+    fail on 0.16.1 (``legacy_a2a_token_dispatcher``), as the conformance oracle shows."""
+    tail = release.rsplit("core_r", 1)[-1] if "core_r" in release else "0.12"
+    parts = tail.split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return 0, 16
+
+
+def has_repatch(release: str) -> bool:
+    """Whether the release's ``mindspeed/megatron_adaptor.py`` has ``repatch`` (added in 2.2.0; verl's
+    ``ImportError`` fallback then ignores every dict switch on 2.1.0)."""
+    return not release.startswith("2.1.")
+
+
+def canonical_release(text: str) -> Optional[str]:
+    """The release branch a user means: ``26.1``, ``26.1.0`` or the full branch name; ``None`` if unknown.
+
+    ``0.16``/``core_r0.16`` name the core_r0.16.0 branch.
+    """
+    text = str(text).strip()
+    known = releases()
+    if text in known:
+        return text
+    for name in known:
+        head = name.split("_", 1)[0]
+        if text in (head, head.rsplit(".", 1)[0] if head.count(".") == 2 and head.endswith(".0") else head):
+            return name
+    for name in known:
+        if name.startswith("core_r") and text in (name[len("core_r"):], name[len("core_r"):].rsplit(".", 1)[0],
+                                                  "core_r" + name[len("core_r"):].rsplit(".", 1)[0]):
+            return name
+    return None
+
+
 def mindspeed_args(release: Optional[str] = None) -> dict[str, dict]:
     """Arguments MindSpeed registers: for one release, or the union of all releases."""
     ms = _data()["mindspeed"]

@@ -5,4 +5,331 @@ when an entry's placeholders differ from the English ones, or when an entry is n
 """
 
 MESSAGES: dict[str, str] = {
+    # -- eras ----------------------------------------------------------------------------------------------------
+    "verl 0.6.0 to 0.7.x": "verl 0.6.0 至 0.7.x",
+    "verl 0.7.x with trainer.use_legacy_worker_impl=disable": "verl 0.7.x（trainer.use_legacy_worker_impl=disable）",
+    "verl 0.8.0 and later": "verl 0.8.0 及以后",
+    # -- resolver ------------------------------------------------------------------------------------------------
+    "strategy={strategy}: the Megatron/MindSpeed settings {keys} have no effect":
+        "strategy={strategy}：Megatron/MindSpeed 设置 {keys} 不会生效",
+    "set {key}=megatron (or use the megatron trainer config)": "设置 {key}=megatron（或使用 megatron 训练配置）",
+    "+mindspeed={value} added a plain key instead of loading a preset":
+        "+mindspeed={value} 只添加了一个普通键，没有加载预设",
+    "the mindspeed preset group is not on Hydra's search path: install verl-mindspeed in the Python that runs verl, "
+    "or check the preset name with 'verl-mindspeed presets'":
+        "mindspeed 预设组不在 Hydra 的搜索路径中：请在运行 verl 的 Python 环境中安装 verl-mindspeed，"
+        "或用 'verl-mindspeed presets' 核对预设名",
+    "write True or False (Hydra reads yes/no/1/0 as strings or numbers)":
+        "请写 True 或 False（Hydra 会把 yes/no/1/0 读成字符串或数字）",
+    "{name} {problem}": "{name} {problem}",
+    "must be one of {choices}; got {value}": "必须是 {choices} 之一；实际为 {value}",
+    "must be one of {choices}; got {value}; did you mean {near}?": "必须是 {choices} 之一；实际为 {value}；是否想写 {near}？",
+    "must be an integer, got {value}": "必须是整数，实际为 {value}",
+    "must be a number, got {value}": "必须是数字，实际为 {value}",
+    "must not be null": "不能为 null",
+    "must be True or False, got {value}": "必须是 True 或 False，实际为 {value}",
+    "must be an integer >= {minimum}, got {value}": "必须是 >= {minimum} 的整数，实际为 {value}",
+    "must be a string, got {value}": "必须是字符串，实际为 {value}",
+    "must be a list such as [core_attn], got {value}": "必须是列表，例如 [core_attn]，实际为 {value}",
+    "must hold strings": "必须由字符串组成",
+    "entry {item} {problem}": "元素 {item} {problem}",
+    # -- injection -----------------------------------------------------------------------------------------------
+    "added {key}={value}: {why}": "已添加 {key}={value}：{why}",
+    "MindSpeed registers its attention patch only when it is on (verl 0.8+ sets the same default)":
+        "只有开启时 MindSpeed 才注册注意力补丁（verl 0.8+ 也设置同样的默认值）",
+    "MindSpeed's CP patches read the size from the dict": "MindSpeed 的 CP 补丁从字典中读取大小",
+    "MindSpeed's MC2 patch reads TP from the dict": "MindSpeed 的 MC2 补丁从字典中读取 TP",
+    "MindSpeed's MC2 patch reads SP from the dict": "MindSpeed 的 MC2 补丁从字典中读取 SP",
+    "MindSpeed's swap-optimizer check reads it from the dict": "MindSpeed 的 swap-optimizer 检查从字典中读取它",
+    "MindSpeed applies its MoE overlap patches only when the dispatcher is in the dict":
+        "只有字典中带有 dispatcher 时 MindSpeed 才应用 MoE 通信掩盖补丁",
+    "MindSpeed's tp-extend-ep check reads num_experts from the dict; taken from the model's config.json":
+        "MindSpeed 的 tp-extend-ep 检查从字典中读取 num_experts；取自模型的 config.json",
+    "MindSpeed's fused RoPE check reads it, and this model bridge does not set it":
+        "MindSpeed 的融合 RoPE 检查会读取它，而当前模型 bridge 不会设置它",
+    "MindSpeed's MLA needs the dimension in the dict; taken from the model's config.json":
+        "MindSpeed 的 MLA 需要字典中的维度；取自模型的 config.json",
+    "{role} gets the MindSpeed switches {keys} of the roles it shares a process with (process-wide patches)":
+        "{role} 获得同进程其他角色的 MindSpeed 开关 {keys}（补丁作用于整个进程）",
+    # -- normalization -------------------------------------------------------------------------------------------
+    'must be layer indices such as "0,7", got {value}': '必须是层下标，例如 "0,7"，实际为 {value}',
+    'is empty; remove the key or list layer indices such as "0,7"': '为空；请删除该键或列出层下标，例如 "0,7"',
+    "holds {item}, not a layer index": "包含 {item}，它不是层下标",
+    'holds {item}, not a layer index (digits only, such as "0,7")': '包含 {item}，它不是层下标（只能是数字，例如 "0,7"）',
+    "noop_layers {problem}": "noop_layers {problem}",
+    "noop_layers={value}: MindSpeed reads only a comma-separated digit string and silently ignores a list or an int, "
+    "so no layer becomes a no-op layer":
+        "noop_layers={value}：MindSpeed 只识别逗号分隔的数字字符串，会静默忽略列表或整数，因此不会有任何层成为空操作层",
+    "noop_layers={value} rewritten as {text}: MindSpeed reads only a comma-separated digit string":
+        "noop_layers={value} 已改写为 {text}：MindSpeed 只识别逗号分隔的数字字符串",
+    "noop_layers={value}: MindSpeed converts only a comma-separated digit string without spaces and raises on this one":
+        "noop_layers={value}：MindSpeed 只能转换不含空格的逗号分隔数字字符串，遇到这个值会报错",
+    "recompute_granularity={value} requires null instead: megatron's TransformerConfig accepts only full, selective "
+    "or null": "recompute_granularity={value} 应改为 null：megatron 的 TransformerConfig 只接受 full、selective 或 null",
+    "{value} rewritten as null: megatron rejects the string and treats null as 'no recompute'":
+        "{value} 已改写为 null：megatron 不接受该字符串，null 表示不重计算",
+    "'{alias}'={a} and '{canonical}'={b} contradict each other": "'{alias}'={a} 与 '{canonical}'={b} 互相矛盾",
+    "'{alias}' does not exist in MindSpeed; verl-mindspeed writes it as '{canonical}' (and megatron's '{twin}', "
+    "which MindSpeed keeps equal)":
+        "MindSpeed 中没有 '{alias}'；verl-mindspeed 会把它写成 '{canonical}'（以及 MindSpeed 保持一致的 megatron 开关 '{twin}'）",
+    "unknown key '{alias}'; did you mean '{canonical}'? MindSpeed never reads '{alias}', so a plain verl launch runs "
+    "without the fused operator":
+        "未知键 '{alias}'；是否想写 '{canonical}'？MindSpeed 从不读取 '{alias}'，直接用 verl 启动时不会使用该融合算子",
+    "quote it on the command line: '+...noop_layers=\"0,7\"'": "在命令行中加引号：'+...noop_layers=\"0,7\"'",
+    "keep only {canonical}": "只保留 {canonical}",
+    "the feature guide names a flag MindSpeed does not have": "特性指南写的是一个 MindSpeed 中不存在的开关",
+    "{a}={va} and {b}={vb} disagree; MindSpeed turns both on": "{a}={va} 与 {b}={vb} 不一致；MindSpeed 会把两者都打开",
+    # -- rules: attention ----------------------------------------------------------------------------------------
+    "use_flash_attn=False": "use_flash_attn=False",
+    "use_flash_attn is not in the dict verl passes to MindSpeed ({era} adds no default)":
+        "verl 传给 MindSpeed 的字典中没有 use_flash_attn（{era} 不会添加默认值）",
+    "{reason}: MindSpeed then never registers its fused attention patch (the guide: FA must be on)":
+        "{reason}：MindSpeed 因此不会注册融合注意力补丁（指南：FA 必须开启）",
+    "use_flash_attn=False is overridden: with context_parallel_size={cp} MindSpeed's CP algorithm turns flash attention "
+    "on itself": "use_flash_attn=False 会被覆盖：context_parallel_size={cp} 时 MindSpeed 的 CP 算法会自行开启 flash attention",
+    "context_parallel_algo={algo} has no effect: context_parallel_size is 1":
+        "context_parallel_algo={algo} 不会生效：context_parallel_size 为 1",
+    "set megatron.context_parallel_size > 1": "设置 megatron.context_parallel_size > 1",
+    "context_parallel_algo={algo} requires MindSpeed 26.0.0 or later (checking against {release}, which has no code "
+    "for it)": "context_parallel_algo={algo} 需要 MindSpeed 26.0.0 及以上（当前按 {release} 检查，该版本没有此算法）",
+    "use megatron_cp_algo or ulysses_cp_algo, or check with --mindspeed-release of your cluster":
+        "请使用 megatron_cp_algo 或 ulysses_cp_algo，或用 --mindspeed-release 指定集群上的版本再检查",
+    "cp_window_size={window} requires a divisor of the ring size {ring} in [1, {ring}) "
+    "(context_parallel_algo={algo})":
+        "cp_window_size={window} 必须是环大小 {ring} 的因数且位于 [1, {ring})（context_parallel_algo={algo}）",
+    "context_parallel_algo={algo} requires ulysses_degree_in_cp": "context_parallel_algo={algo} 需要设置 ulysses_degree_in_cp",
+    "a divisor of context_parallel_size={cp}, smaller than it": "取 context_parallel_size={cp} 的一个小于它的因数",
+    "context_parallel_algo={algo} requires context_parallel_size / ulysses_degree_in_cp to be an integer > 1 "
+    "(got {cp} / {degree})":
+        "context_parallel_algo={algo} 要求 context_parallel_size / ulysses_degree_in_cp 为大于 1 的整数（实际为 {cp} / {degree}）",
+    "context_parallel_algo={algo} requires num_attention_heads divisible by ulysses_degree_in_cp x "
+    "tensor_model_parallel_size = {degree} x {tp} = {size} (the model has {heads})":
+        "context_parallel_algo={algo} 要求 num_attention_heads 能被 ulysses_degree_in_cp x tensor_model_parallel_size = "
+        "{degree} x {tp} = {size} 整除（模型为 {heads}）",
+    "context_parallel_algo={algo} requires seq_length in override_transformer_config: MindSpeed reads it unguarded "
+    "and fails inside the worker without it":
+        "context_parallel_algo={algo} 需要在 override_transformer_config 中设置 seq_length：MindSpeed 直接读取它，缺失时会在 worker 内报错",
+    "the longest sequence: data.max_prompt_length + data.max_response_length, rounded up to a multiple of {cp}":
+        "取最长序列长度：data.max_prompt_length + data.max_response_length，向上取整为 {cp} 的倍数",
+    "context_parallel_algo={algo} requires seq_length divisible by {factor} (got {seq})":
+        "context_parallel_algo={algo} 要求 seq_length 能被 {factor} 整除（实际为 {seq}）",
+    "multi_head_latent_attention=True requires {keys} in override_transformer_config: MindSpeed's MLA reads them "
+    "there, not from the model's config.json":
+        "multi_head_latent_attention=True 需要在 override_transformer_config 中设置 {keys}：MindSpeed 的 MLA 从这里读取，而不是从模型的 config.json",
+    "give the model's config.json (check --model-config PATH, or a local actor_rollout_ref.model.path) to get the "
+    "values": "提供模型的 config.json（check --model-config PATH，或本地的 actor_rollout_ref.model.path）即可得到这些值",
+    "use_fused_rotary_pos_emb=True requires position_embedding_type=rope in override_transformer_config: this model "
+    "bridge does not set it, and MindSpeed's check fails with AttributeError":
+        "use_fused_rotary_pos_emb=True 需要在 override_transformer_config 中设置 position_embedding_type=rope：当前模型 bridge "
+        "不会设置它，MindSpeed 的检查会报 AttributeError",
+    "use_fused_rotary_pos_emb=True requires position_embedding_type=rope (got {value})":
+        "use_fused_rotary_pos_emb=True 要求 position_embedding_type=rope（实际为 {value}）",
+    "{switch}=True requires {companion}={wanted} (got {value}); the fused kernel does not match this model":
+        "{switch}=True 要求 {companion}={wanted}（实际为 {value}）；融合算子与该模型不匹配",
+    # -- rules: memory -------------------------------------------------------------------------------------------
+    "swap_optimizer=True requires megatron.use_distributed_optimizer=True":
+        "swap_optimizer=True 需要 megatron.use_distributed_optimizer=True",
+    "swap_optimizer=True requires use_distributed_optimizer=True in override_transformer_config: MindSpeed {release} "
+    "checks the copy in the dict, and verl does not put megatron.use_distributed_optimizer there":
+        "swap_optimizer=True 需要在 override_transformer_config 中设置 use_distributed_optimizer=True：MindSpeed {release} "
+        "检查的是字典中的副本，而 verl 不会把 megatron.use_distributed_optimizer 放进去",
+    "swap_optimizer=True and {other}={value} cannot be combined": "swap_optimizer=True 与 {other}={value} 不能同时使用",
+    "drop {other} or swap_optimizer": "去掉 {other} 或 swap_optimizer",
+    "noop_layers={text} requires every index in [0, num_layers={num_layers}); out of range: {bad}":
+        "noop_layers={text} 的每个下标都必须在 [0, num_layers={num_layers}) 内；越界：{bad}",
+    "num_layers counts the no-op layers too (126 real + 2 no-op = 128)": "num_layers 也包含空操作层（126 个真实层 + 2 个空操作层 = 128）",
+    "noop_layers and pipeline_model_parallel_layout cannot be combined": "noop_layers 与 pipeline_model_parallel_layout 不能同时使用",
+    "recompute_granularity=full requires recompute_method=uniform or block":
+        "recompute_granularity=full 需要 recompute_method=uniform 或 block",
+    "recompute_granularity=full requires recompute_num_layers between 1 and the layers per pipeline rank":
+        "recompute_granularity=full 需要 recompute_num_layers 在 1 与每个流水线阶段的层数之间",
+    "recompute_granularity=selective requires recompute_num_layers=null (got {value})":
+        "recompute_granularity=selective 要求 recompute_num_layers=null（实际为 {value}）",
+    "{name}={value} has no effect: recompute_granularity is null": "{name}={value} 不会生效：recompute_granularity 为 null",
+    "set recompute_granularity=full to recompute": "设置 recompute_granularity=full 才会重计算",
+    "recompute_modules with moe_act requires moe_grouped_gemm=True": "recompute_modules 含 moe_act 时需要 moe_grouped_gemm=True",
+    "recompute_modules with mla_up_proj requires multi_latent_attention=True":
+        "recompute_modules 含 mla_up_proj 时需要 multi_latent_attention=True",
+    "distribute_saved_activations=True and sequence_parallel=True cannot be combined":
+        "distribute_saved_activations=True 与 sequence_parallel=True 不能同时使用",
+    # -- rules: model --------------------------------------------------------------------------------------------
+    "tensor_model_parallel_size={tp} requires num_attention_heads divisible by {tp} (the model has {heads})":
+        "tensor_model_parallel_size={tp} 要求 num_attention_heads 能被 {tp} 整除（模型为 {heads}）",
+    "tensor_model_parallel_size={tp} requires num_query_groups (num_key_value_heads) a multiple of {tp} (the model has "
+    "{groups}; megatron-core 0.16 also accepts a divisor)":
+        "tensor_model_parallel_size={tp} 要求 num_query_groups（num_key_value_heads）为 {tp} 的倍数（模型为 {groups}；megatron-core 0.16 也接受其因数）",
+    "tensor_model_parallel_size={tp} requires num_query_groups (num_key_value_heads) to be a multiple or a divisor of "
+    "{tp} (the model has {groups})":
+        "tensor_model_parallel_size={tp} 要求 num_query_groups（num_key_value_heads）为 {tp} 的倍数或因数（模型为 {groups}）",
+    "{name}={size} requires {ffn} divisible by {size} (the model has {width})":
+        "{name}={size} 要求 {ffn} 能被 {size} 整除（模型为 {width}）",
+    "e.g. {first}{last}": "例如 {first}{last}",
+    "choose a pipeline size of at most the layer count": "流水线并行大小不能超过层数",
+    "pipeline_model_parallel_size={pp} requires the {total} layers to split evenly over {pp} stages, or "
+    "num_layers_in_first_pipeline_stage/num_layers_in_last_pipeline_stage with an even middle":
+        "pipeline_model_parallel_size={pp} 要求 {total} 层能均分到 {pp} 个阶段，或设置 num_layers_in_first_pipeline_stage/"
+        "num_layers_in_last_pipeline_stage 使中间阶段均分",
+    "{given} with pipeline_model_parallel_size={pp} require the remaining {middle} of {total} layers to split evenly "
+    "over {stages} middle stage(s), at least one layer each":
+        "{given} 且 pipeline_model_parallel_size={pp} 时，{total} 层中剩余的 {middle} 层必须均分到 {stages} 个中间阶段，每个至少一层",
+    "virtual_pipeline_model_parallel_size={vpp} requires the layers of every pipeline stage ({counts}) divisible by "
+    "{vpp}": "virtual_pipeline_model_parallel_size={vpp} 要求每个流水线阶段的层数（{counts}）都能被 {vpp} 整除",
+    "recompute_method=uniform with recompute_num_layers={count} requires it to divide the layers of every pipeline "
+    "stage and model chunk ({chunks}): megatron's uniform recompute then indexes past the chunk (IndexError)":
+        "recompute_method=uniform 且 recompute_num_layers={count} 时，它必须整除每个流水线阶段和模型块的层数（{chunks}）："
+        "否则 megatron 的 uniform 重计算会越界（IndexError）",
+    "values that divide every chunk: {values}; or recompute_method=block": "能整除所有块的取值：{values}；或使用 recompute_method=block",
+    "noop_layers={text} requires num_layers={wanted} in override_transformer_config (the model's {layers} layers plus "
+    "the no-op layers){extra}":
+        "noop_layers={text} 需要在 override_transformer_config 中设置 num_layers={wanted}（模型的 {layers} 层加上空操作层）{extra}",
+    "; out of range now: {bad}": "；当前越界：{bad}",
+    "without it MindSpeed replaces real layers of the checkpoint by no-op layers":
+        "不设置时 MindSpeed 会用空操作层替换检查点中的真实层",
+    "noop_layers={text} requires num_layers={wanted} (the model's {layers} layers plus {n} no-op), got {declared}":
+        "noop_layers={text} 要求 num_layers={wanted}（模型的 {layers} 层加 {n} 个空操作层），实际为 {declared}",
+    "expert_model_parallel_size={ep} requires a MoE model ({arch} has no experts)":
+        "expert_model_parallel_size={ep} 需要 MoE 模型（{arch} 没有专家）",
+    "expert_model_parallel_size={ep} requires num_experts divisible by {ep} (the model has {experts})":
+        "expert_model_parallel_size={ep} 要求 num_experts 能被 {ep} 整除（模型为 {experts}）",
+    "context_parallel_algo=ulysses_cp_algo requires num_attention_heads divisible by context_parallel_size x "
+    "tensor_model_parallel_size = {cp} x {tp} = {size} (the model has {heads})":
+        "context_parallel_algo=ulysses_cp_algo 要求 num_attention_heads 能被 context_parallel_size x tensor_model_parallel_size "
+        "= {cp} x {tp} = {size} 整除（模型为 {heads}）",
+    "{switch}=True and the model {arch} cannot be combined (it has no multi-head latent attention)":
+        "{switch}=True 不能用于模型 {arch}（该模型没有 MLA）",
+    "{name}={given} requires the model's value {name}={wanted}": "{name}={given} 必须等于模型的取值 {name}={wanted}",
+    "data-parallel size {dp} = {world} devices / (TP x PP x CP = {tp} x {pp} x {cp})":
+        "数据并行大小 {dp} = {world} 个设备 / (TP x PP x CP = {tp} x {pp} x {cp})",
+    "data.train_batch_size x actor_rollout_ref.rollout.n = {train} x {n} = {total} requires a multiple of "
+    "data-parallel size x actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu = {dp} x {micro} = {unit}":
+        "data.train_batch_size x actor_rollout_ref.rollout.n = {train} x {n} = {total} 必须是 数据并行大小 x "
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu = {dp} x {micro} = {unit} 的倍数",
+    "actor_rollout_ref.actor.ppo_mini_batch_size={mini} requires data.train_batch_size >= {mini} (got {train})":
+        "actor_rollout_ref.actor.ppo_mini_batch_size={mini} 要求 data.train_batch_size >= {mini}（实际为 {train}）",
+    "actor_rollout_ref.actor.ppo_mini_batch_size x actor_rollout_ref.rollout.n = {mini} x {n} = {total} requires a "
+    "multiple of the actor's data-parallel size {dp}":
+        "actor_rollout_ref.actor.ppo_mini_batch_size x actor_rollout_ref.rollout.n = {mini} x {n} = {total} 必须是 actor "
+        "数据并行大小 {dp} 的倍数",
+    # -- rules: MoE and MC2 --------------------------------------------------------------------------------------
+    "fused permute/unpermute and moe_token_dispatcher_type=allgather cannot be combined":
+        "融合 permute/unpermute 与 moe_token_dispatcher_type=allgather 不能同时使用",
+    "fused permute/unpermute with moe_expert_capacity_factor requires moe_pad_expert_input_to_capacity=True":
+        "融合 permute/unpermute 与 moe_expert_capacity_factor 同时使用时需要 moe_pad_expert_input_to_capacity=True",
+    "moe_pad_expert_input_to_capacity=True requires moe_expert_capacity_factor":
+        "moe_pad_expert_input_to_capacity=True 需要设置 moe_expert_capacity_factor",
+    "moe_token_dispatcher_type=alltoall_seq requires expert_tensor_parallel_size equal to tensor_model_parallel_size "
+    "(got {etp} and {tp})":
+        "moe_token_dispatcher_type=alltoall_seq 要求 expert_tensor_parallel_size 等于 tensor_model_parallel_size（实际为 {etp} 和 {tp}）",
+    "moe_permutation_async_comm=True has no effect on its own: it is a precondition of moe_tp_extend_ep, "
+    "moe_alltoall_overlap_comm and moe_allgather_overlap_comm":
+        "moe_permutation_async_comm=True 单独使用不会生效：它只是 moe_tp_extend_ep、moe_alltoall_overlap_comm 和 "
+        "moe_allgather_overlap_comm 的前置条件",
+    "with moe_token_dispatcher_type=alltoall, add e.g. moe_alltoall_overlap_comm=True (needs moe_grouped_gemm=True)":
+        "在 moe_token_dispatcher_type=alltoall 下，可再加上 moe_alltoall_overlap_comm=True（需要 moe_grouped_gemm=True）",
+    "{switch}=True has no effect: MindSpeed applies it only when moe_token_dispatcher_type is in "
+    "override_transformer_config, and the model bridge sets the dispatcher elsewhere":
+        "{switch}=True 不会生效：只有 override_transformer_config 中带有 moe_token_dispatcher_type 时 MindSpeed 才应用它，"
+        "而模型 bridge 在别处设置 dispatcher",
+    "moe_alltoall_overlap_comm=True requires moe_token_dispatcher_type=alltoall or alltoall_seq (got {value})":
+        "moe_alltoall_overlap_comm=True 需要 moe_token_dispatcher_type=alltoall 或 alltoall_seq（实际为 {value}）",
+    "moe_alltoall_overlap_comm=True requires expert_model_parallel_size > 1":
+        "moe_alltoall_overlap_comm=True 需要 expert_model_parallel_size > 1",
+    "moe_alltoall_overlap_comm=True requires moe_grouped_gemm=True": "moe_alltoall_overlap_comm=True 需要 moe_grouped_gemm=True",
+    "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall and moe_tp_extend_ep=True cannot be "
+    "combined (use alltoall_seq)":
+        "moe_alltoall_overlap_comm=True、moe_token_dispatcher_type=alltoall 与 moe_tp_extend_ep=True 不能同时使用（请用 alltoall_seq）",
+    "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall_seq requires moe_permutation_async_comm=True":
+        "moe_alltoall_overlap_comm=True 且 moe_token_dispatcher_type=alltoall_seq 时需要 moe_permutation_async_comm=True",
+    "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall_seq and tensor_model_parallel_size > 1 "
+    "requires moe_tp_extend_ep=True":
+        "moe_alltoall_overlap_comm=True、moe_token_dispatcher_type=alltoall_seq 且 tensor_model_parallel_size > 1 时需要 "
+        "moe_tp_extend_ep=True",
+    "moe_allgather_overlap_comm=True requires moe_token_dispatcher_type=allgather (got {value}, which the model bridge "
+    "sets unless the dict says otherwise)":
+        "moe_allgather_overlap_comm=True 需要 moe_token_dispatcher_type=allgather（实际为 {value}，除非字典另行指定，模型 bridge 会设置它）",
+    "moe_allgather_overlap_comm=True requires moe_permutation_async_comm=True":
+        "moe_allgather_overlap_comm=True 需要 moe_permutation_async_comm=True",
+    "moe_allgather_overlap_comm=True requires moe_grouped_gemm=True": "moe_allgather_overlap_comm=True 需要 moe_grouped_gemm=True",
+    "moe_tp_extend_ep=True requires num_experts in override_transformer_config: MindSpeed reads it there and fails "
+    "with AttributeError without it":
+        "moe_tp_extend_ep=True 需要在 override_transformer_config 中设置 num_experts：MindSpeed 从这里读取，缺失时报 AttributeError",
+    "moe_tp_extend_ep=True requires num_experts divisible by tensor_model_parallel_size x expert_model_parallel_size = "
+    "{size} (got {experts})":
+        "moe_tp_extend_ep=True 要求 num_experts 能被 tensor_model_parallel_size x expert_model_parallel_size = {size} 整除（实际为 {experts}）",
+    "moe_tp_extend_ep=True requires moe_permutation_async_comm=True": "moe_tp_extend_ep=True 需要 moe_permutation_async_comm=True",
+    "moe_tp_extend_ep=True requires moe_grouped_gemm=True": "moe_tp_extend_ep=True 需要 moe_grouped_gemm=True",
+    "moe_tp_extend_ep=True requires moe_expert_capacity_factor=null": "moe_tp_extend_ep=True 要求 moe_expert_capacity_factor=null",
+    "use_ascend_mc2=True requires {keys} in override_transformer_config: MindSpeed's MC2 patch reads them there and "
+    "fails with AttributeError without them":
+        "use_ascend_mc2=True 需要在 override_transformer_config 中设置 {keys}：MindSpeed 的 MC2 补丁从这里读取，缺失时报 AttributeError",
+    "use_ascend_mc2=True requires tensor_model_parallel_size > 1": "use_ascend_mc2=True 需要 tensor_model_parallel_size > 1",
+    "use_ascend_mc2=True requires sequence_parallel=True": "use_ascend_mc2=True 需要 sequence_parallel=True",
+    "use_ascend_mc2=True and {other}=True cannot be combined": "use_ascend_mc2=True 与 {other}=True 不能同时使用",
+    "use_ascend_mc2=True on a MoE model: MindSpeed's documentation says MC2 is not for MoE models":
+        "在 MoE 模型上使用 use_ascend_mc2=True：MindSpeed 文档说明 MC2 不适用于 MoE 模型",
+    # -- rules: parallel -----------------------------------------------------------------------------------------
+    "sequence_parallel=True requires tensor_model_parallel_size > 1 (got 1)":
+        "sequence_parallel=True 需要 tensor_model_parallel_size > 1（实际为 1）",
+    "megatron raises 'Can not use sequence parallelism without tensor parallelism'; raise TP or drop the key":
+        "megatron 会报错 'Can not use sequence parallelism without tensor parallelism'；请增大 TP 或删除该键",
+    "expert_model_parallel_size={ep} with tensor_model_parallel_size={tp} requires sequence_parallel=True":
+        "expert_model_parallel_size={ep} 且 tensor_model_parallel_size={tp} 时需要 sequence_parallel=True",
+    "override_transformer_config.context_parallel_size={dict_cp} and megatron.context_parallel_size={cp} must be equal":
+        "override_transformer_config.context_parallel_size={dict_cp} 与 megatron.context_parallel_size={cp} 必须相等",
+    "verl builds process groups from megatron.context_parallel_size, MindSpeed patches from the dict":
+        "verl 按 megatron.context_parallel_size 建立进程组，MindSpeed 按字典中的值打补丁",
+    "tensor_model_parallel_size x pipeline_model_parallel_size x context_parallel_size = {tp} x {pp} x {cp} = {size} "
+    "must divide the device count trainer.nnodes x trainer.n_gpus_per_node = {world}":
+        "tensor_model_parallel_size x pipeline_model_parallel_size x context_parallel_size = {tp} x {pp} x {cp} = {size} "
+        "必须整除设备数 trainer.nnodes x trainer.n_gpus_per_node = {world}",
+    "change a parallel size or the number of devices": "请调整并行大小或设备数",
+    "expert_tensor_parallel_size x expert_model_parallel_size x pipeline_model_parallel_size = {etp} x {ep} x {pp} = "
+    "{size} must divide the device count {world}":
+        "expert_tensor_parallel_size x expert_model_parallel_size x pipeline_model_parallel_size = {etp} x {ep} x {pp} = "
+        "{size} 必须整除设备数 {world}",
+    "use_mbridge=True and virtual_pipeline_model_parallel_size={vpp} cannot be combined on NPU":
+        "在 NPU 上 use_mbridge=True 与 virtual_pipeline_model_parallel_size={vpp} 不能同时使用",
+    "set the VPP size to null, or use_mbridge=False with a dist checkpoint":
+        "将 VPP 大小设为 null，或使用 use_mbridge=False 加分布式检查点",
+    "virtual_pipeline_model_parallel_size={vpp} requires pipeline_model_parallel_size > 1":
+        "virtual_pipeline_model_parallel_size={vpp} 需要 pipeline_model_parallel_size > 1",
+    "{key} requires pipeline_model_parallel_size > 1 (got 1)": "{key} 需要 pipeline_model_parallel_size > 1（实际为 1）",
+    "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage together require "
+    "pipeline_model_parallel_size > 2 (got 2)":
+        "同时设置 num_layers_in_first_pipeline_stage 与 num_layers_in_last_pipeline_stage 时需要 pipeline_model_parallel_size > 2（实际为 2）",
+    "megatron-core 0.12.1 divides the remaining layers by PP - 2 and fails at PP=2; set only one of them":
+        "megatron-core 0.12.1 会用 PP - 2 去除剩余层数，PP=2 时出错；请只设置其中一个",
+    # -- rules: roles --------------------------------------------------------------------------------------------
+    "{role} would run with the parallel sizes of {owner} ({sizes}): in {era} the {owner} is built first and "
+    "initializes Megatron's parallel state, and later roles reuse it without checking":
+        "{role} 实际会使用 {owner} 的并行大小（{sizes}）：在 {era} 中 {owner} 最先构建并初始化 Megatron 的并行状态，"
+        "之后的角色直接复用且不做检查",
+    "verl never asserts that the roles agree; give every role the same sizes": "verl 从不检查各角色是否一致；请为所有角色设置相同的并行大小",
+    "{role}'s parallel sizes are ignored ({sizes}): in {era} the actor's worker initializes Megatron's parallel state "
+    "and {role} reuses it":
+        "{role} 的并行大小会被忽略（{sizes}）：在 {era} 中由 actor 的 worker 初始化 Megatron 的并行状态，{role} 直接复用",
+    "critic tensor_model_parallel_size={tp} disagrees with the actor's process groups (TP={actor_tp}); with "
+    "vanilla_mbridge=False the critic's model is sized from its own config":
+        "critic 的 tensor_model_parallel_size={tp} 与 actor 的进程组（TP={actor_tp}）不一致；vanilla_mbridge=False 时 critic "
+        "按自己的配置构建模型",
+    "{role} sets {key}={value}, which has no effect: in {era} MindSpeed only ever receives the actor's dict "
+    "(actor: {actor_value})":
+        "{role} 设置的 {key}={value} 不会生效：在 {era} 中 MindSpeed 只接收 actor 的字典（actor：{actor_value}）",
+    "{role} sets {key}={value} but the actor sets {actor_value}; MindSpeed's repatch merges every build's dict into "
+    "one process-wide namespace in the order {order}, so the last value wins for every role at run time":
+        "{role} 设置 {key}={value}，而 actor 设置为 {actor_value}；MindSpeed 的 repatch 按 {order} 的顺序把每次构建的字典合并"
+        "到同一个进程级命名空间，运行时所有角色都使用最后一次的值",
+    "writing under ref's override_transformer_config replaced the dict ref inherits from the actor; ref lost: {keys}":
+        "写入 ref 的 override_transformer_config 会替换 ref 从 actor 继承的字典；ref 丢失了：{keys}",
+    "set them for ref too, or drop the ref line (ref inherits the actor's dict)":
+        "请也为 ref 设置这些键，或删除 ref 的那一行（ref 会继承 actor 的字典）",
+    "trainer.use_legacy_worker_impl=disable and a Megatron critic cannot be combined in verl 0.7 (init_workers raises "
+    "NotImplementedError)":
+        "在 verl 0.7 中 trainer.use_legacy_worker_impl=disable 与 Megatron critic 不能同时使用（init_workers 会抛出 NotImplementedError）",
+    "MindSpeed {release} cannot build verl's model config: its TransformerConfig.__post_init__ wrapper calls "
+    "megatron.training's get_args(), which verl never initializes (AssertionError: args is not initialized); it also "
+    "has no repatch, so verl would ignore the switches {keys}":
+        "MindSpeed {release} 无法构建 verl 的模型配置：它的 TransformerConfig.__post_init__ 包装会调用 megatron.training 的 "
+        "get_args()，而 verl 从不初始化它（AssertionError: args is not initialized）；该版本也没有 repatch，verl 会忽略开关 {keys}",
+    "use MindSpeed 2.2.0 or later": "请使用 MindSpeed 2.2.0 及以上版本",
 }

@@ -3,25 +3,35 @@
     result = resolve(cfg)            # never raises on a bad configuration
     result.raise_for_errors()        # ConfigError listing every error, one per line
     inject(cfg, result)              # writes the normalized dicts back (under open_dict)
+
+A role is judged the way the verl era being checked builds it (:mod:`verl_mindspeed.eras`): roles
+are built in the era's order in one process, the first owns Megatron's parallel state, every
+``repatch`` merges into MindSpeed's namespace. ``injected`` says whether the launch goes through
+verl-mindspeed (preset, callback, launcher), which writes the companions MindSpeed needs; a plain
+verl launch is judged on the dict exactly as verl passes it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from .. import catalog
+from .. import catalog, eras
 from ..catalog import OTC, universe
 from ..errors import ConfigError, Issue
 from ..rules import RULES
-from ..rules._base import Context, RoleView
-from ._finalize import finalize, process_wide_items
+from ..rules._base import Context, RoleView, warning
+from ..i18n import tr
+from ._bridge import bridge_view
+from ._finalize import injected_dict, process_wide_items
 from ._keys import check_megatron_keys, check_otc_keys
 from ._normalize import normalize
-from ._role_checks import check_megatron_values, check_otc_values, compare_roles, preflight_issues
+from ._role_checks import check_megatron_values, check_otc_values, preflight_issues
 from ._roles import active_roles, read_role, world_size
+
+SCHEMA_VERSION = 1
 
 #: verl 0.9.1's ``engine/megatron.yaml`` defaults for the dict; used when the installed tree is unknown.
 VERL_OTC_DEFAULTS: dict[str, Any] = {
@@ -43,9 +53,11 @@ class Resolution:
     release: str = universe.DEFAULT_RELEASE
     versions: dict[str, str] = field(default_factory=dict)
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Preset name -> every key it sets (filled by ``check`` for ``+mindspeed=<preset>``)."""
+    """Preset name -> every key it sets (filled by the launch pipeline for ``+mindspeed=<preset>``)."""
     receives: dict[str, Any] = field(default_factory=dict)
-    """What MindSpeed's ``repatch`` receives per worker in the verl tree's era (filled by ``check``)."""
+    """What MindSpeed's ``repatch`` receives, build by build, in the verl tree's era."""
+    era: str = eras.ENGINE
+    injected: bool = False
 
     @property
     def errors(self) -> list[Issue]:
@@ -67,14 +79,16 @@ class Resolution:
         if self.errors:
             raise ConfigError(self.errors)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, lang: str = "en") -> dict[str, Any]:
         return {
+            "schema_version": SCHEMA_VERSION,
             "ok": self.ok,
-            "errors": [i.to_json() for i in self.errors],
-            "warnings": [i.to_json() for i in self.warnings],
-            "notes": [i.to_json() for i in self.notes],
+            "errors": [i.to_json(lang) for i in self.errors],
+            "warnings": [i.to_json(lang) for i in self.warnings],
+            "notes": [i.to_json(lang) for i in self.notes],
             "roles": self.roles,
             "versions": {"mindspeed_release": self.release, **self.versions},
+            "launch": {"era": self.era, "injected": self.injected},
             "presets": self.presets,
             "mindspeed_receives": self.receives,
         }
@@ -88,19 +102,24 @@ def resolve(
     model: Any = None,
     known_megatron_keys: Optional[set[str]] = None,
     otc_defaults: Optional[dict[str, Any]] = None,
+    era: Union[str, eras.Era, None] = None,
+    injected: bool = True,
 ) -> Resolution:
-    """Validate every MindSpeed option of a composed verl config and normalize it per role.
+    """Validate every MindSpeed option of a composed verl config, the way ``era`` builds it.
 
-    ``release`` is the MindSpeed release branch to check enum values against.
-    ``model`` is a ``verl_mindspeed.model.ModelSpec`` for the model-aware rules.
-    ``known_megatron_keys`` are the keys verl's engine config accepts under
-    ``<role>.megatron`` (from the installed verl's YAML); unknown ones are errors.
+    ``release`` is the MindSpeed release branch to check against; ``model`` a
+    ``verl_mindspeed.model.ModelSpec`` for the model-aware rules; ``known_megatron_keys`` the keys
+    verl's engine config accepts under ``<role>.megatron``; ``era`` an era id or :class:`~eras.Era`
+    (default: verl 0.8+ engines); ``injected`` whether verl-mindspeed writes the dicts (False: a
+    plain verl launch).
     """
     release = release or universe.DEFAULT_RELEASE
+    spec = _era(cfg, era)
     defaults = VERL_OTC_DEFAULTS if otc_defaults is None else otc_defaults
     issues: list[Issue] = list(preflight_issues(cfg))
     views: dict[str, RoleView] = {}
-    inherited: dict[str, bool] = {}
+    repeats: set[str] = set()
+    inherits: set[str] = set()
     for name in active_roles(cfg):
         raw = read_role(cfg, name)
         if raw is None:
@@ -108,46 +127,92 @@ def resolve(
         if raw.strategy not in (None, "megatron"):
             issues.extend(_not_megatron(raw, defaults))
             continue
-        skip_dup = raw.inherits_actor_otc and "actor" in views
+        repeats_actor = raw.inherits_actor_otc and "actor" in views
         if known_megatron_keys is not None:
             issues += check_megatron_keys(raw.prefix, raw.megatron, known_megatron_keys)
         issues += check_megatron_values(raw.prefix, raw.megatron)
-        otc, found = normalize(raw.prefix, raw.otc)
-        if not skip_dup:
+        otc, found = normalize(raw.prefix, raw.otc, injected=injected)
+        if not repeats_actor:
             issues += check_otc_keys(raw.prefix, raw.otc, strict=strict)
             issues += found
             issues += check_otc_values(raw.prefix, otc, release)
         explicit = {k for k, v in otc.items() if k not in defaults or defaults[k] != v}
-        views[name] = RoleView(name, raw.prefix, raw.megatron, otc, explicit)
-        inherited[name] = raw.inherits_actor_otc
+        views[name] = RoleView(name, raw.prefix, raw.megatron, otc, explicit, given=dict(raw.otc))
+        if raw.inherits_actor_otc:
+            inherits.add(name)
+        if repeats_actor and _same_layout(views[name], views["actor"]):
+            repeats.add(name)
 
-    ctx = Context(world_size=world_size(cfg), release=release, model=model, config=cfg)
-    issues += compare_roles(views, inherited)
-    # MindSpeed patches are process-wide: other roles run with the actor's switches, so check them that way.
-    actor_shared = process_wide_items(views["actor"].otc) if "actor" in views else {}
-    shared: dict[str, dict[str, Any]] = {}
-    for name, view in views.items():
-        shared[name] = {} if name == "actor" else {k: v for k, v in actor_shared.items() if k not in view.otc}
-        view.otc = {**shared[name], **view.otc}
+    ctx = Context(world_size=world_size(cfg), release=release, model=model, config=cfg, era=spec,
+                  injected=injected)
+    issues += _build(views, ctx, inherits)
+    has_repatch = universe.has_repatch(release)
     for rule in RULES:
+        if rule.mindspeed and not has_repatch and rule.id != "no-repatch":
+            continue  # MindSpeed never sees the dict: its checks cannot fire
         if rule.scope == "run":
             issues += list(rule.fn(views, ctx))
             continue
         for name, view in views.items():
-            if name != "actor" and inherited.get(name) and _same_layout(view, views.get("actor")):
-                continue  # an inherited dict with the actor's layout repeats the actor's findings
-            issues += list(rule.fn(view, ctx))
-
-    roles: dict[str, dict[str, dict[str, Any]]] = {}
-    for name, view in views.items():
-        final, notes = finalize(view, shared[name], model)
-        issues += notes
-        roles[name] = {"override_transformer_config": final, "megatron": _megatron_view(view)}
-    return Resolution(_dedupe(issues), roles, release)
+            if name not in repeats:  # a dict inherited with the actor's layout repeats the actor's findings
+                issues += list(rule.fn(view, ctx))
+    roles = {name: {"override_transformer_config": view.given, "megatron": _megatron_view(view)}
+             for name, view in views.items()}
+    receives = {"era": spec.id, "builds": [
+        {"role": name, "repatch": views[name].sent, "namespace": views[name].ns}
+        for name in spec.builds(list(views))]}
+    return Resolution(_dedupe(issues), roles, release, receives=receives, era=spec.id, injected=injected)
 
 
-def inject(cfg: DictConfig, resolution: Resolution) -> None:
-    """Write each role's normalized ``override_transformer_config`` into ``cfg`` in place."""
+def _build(views: dict[str, RoleView], ctx: Context, inherits: set[str]) -> list[Issue]:
+    """Fill each role's build: parallel groups, bridge view, the dict it gets, what repatch sees.
+
+    Legacy workers only ever hand the actor's dict to MindSpeed: only it is rewritten (a ref that
+    still inherits it follows); the other dicts stay as written.
+    """
+    spec, notes = ctx.era, []
+    owner = spec.owner_of(list(views))
+    groups = {k: views[owner].megatron.get(k) for k in eras.PARALLEL_SIZES} if owner else {}
+    for view in views.values():
+        view.groups = groups
+        view.bridge = bridge_view(view.megatron, groups, ctx.model)
+    if ctx.injected:
+        shared = _shared_switches(views, spec) if spec.repatch_dict == "own" else {}
+        for name, view in views.items():
+            if spec.id != eras.LEGACY or name == "actor":
+                view.given, found = injected_dict(view, shared.get(name, {}), ctx.model)
+                notes += found
+        if spec.id == eras.LEGACY and "actor" in views:
+            for name in inherits & set(views) - {"actor"}:
+                views[name].given = dict(views["actor"].given)
+    namespace: dict[str, Any] = {}
+    has_repatch = universe.has_repatch(ctx.release)
+    for name in spec.builds(list(views)):
+        view = views[name]
+        if spec.repatches(name) and has_repatch:
+            source = views.get(spec.dict_source(name), view)
+            view.sent = eras.sent_dict(spec, source.given, source.cp)
+            namespace = {**namespace, **view.sent}
+        view.ns = dict(namespace)
+    return notes
+
+
+def _shared_switches(views: dict[str, RoleView], spec: eras.Era) -> dict[str, dict[str, Any]]:
+    """MindSpeed switches each role's dict gets from the others: patches are process-wide, so every
+    build is validated with the switches the process ends up running (the last build wins a clash)."""
+    merged: dict[str, Any] = {}
+    for name in spec.builds(list(views)):
+        merged.update(process_wide_items(views[name].otc))
+    return {name: {k: v for k, v in merged.items() if k not in view.otc} for name, view in views.items()}
+
+
+def inject(cfg: DictConfig, resolution: Resolution, *, force: bool = False) -> None:
+    """Write each role's normalized ``override_transformer_config`` into ``cfg`` in place.
+
+    Refuses a resolution with errors (``ConfigError``) unless ``force=True``.
+    """
+    if resolution.errors and not force:
+        raise ConfigError(resolution.errors)
     for name, settings in resolution.roles.items():
         node = OmegaConf.select(cfg, catalog.ROLE_PREFIXES[name])
         if not isinstance(node, DictConfig):
@@ -156,23 +221,26 @@ def inject(cfg: DictConfig, resolution: Resolution) -> None:
             node[OTC] = OmegaConf.create(settings["override_transformer_config"])
 
 
-def _not_megatron(raw, defaults) -> list[Issue]:
-    from ..rules._base import warning
+def _era(cfg: DictConfig, era: Union[str, eras.Era, None]) -> eras.Era:
+    if isinstance(era, eras.Era):
+        return era
+    return eras.ERAS[eras.worker_mode(cfg, era or eras.ENGINE)]
 
+
+def _not_megatron(raw, defaults) -> list[Issue]:
     extra = sorted(k for k, v in raw.otc.items() if k not in defaults or defaults[k] != v)
     if not extra:
         return []
     return [warning(
-        f"{raw.prefix}.{OTC}", f"strategy={raw.strategy}: the Megatron/MindSpeed settings {', '.join(extra)} "
-        "have no effect", "strategy-not-megatron",
-        hint=f"set {raw.prefix.rsplit('.', 1)[0]}.strategy=megatron (or use the megatron trainer config)",
+        f"{raw.prefix}.{OTC}", tr("strategy={strategy}: the Megatron/MindSpeed settings {keys} have no effect",
+                                  strategy=raw.strategy, keys=", ".join(extra)), "strategy-not-megatron",
+        hint=tr("set {key}=megatron (or use the megatron trainer config)",
+                key=raw.prefix.rsplit(".", 1)[0] + ".strategy"),
     )]
 
 
-def _same_layout(view: RoleView, actor: Optional[RoleView]) -> bool:
-    return actor is not None and all(
-        view.megatron.get(k) == actor.megatron.get(k) for k in (f.name for f in catalog.flags("megatron"))
-    )
+def _same_layout(view: RoleView, actor: RoleView) -> bool:
+    return all(view.megatron.get(k) == actor.megatron.get(k) for k in (f.name for f in catalog.flags("megatron")))
 
 
 def _megatron_view(view: RoleView) -> dict[str, Any]:
@@ -183,11 +251,11 @@ def _megatron_view(view: RoleView) -> dict[str, Any]:
 def _dedupe(issues: list[Issue]) -> list[Issue]:
     seen, out = set(), []
     for i in issues:
-        marker = (i.severity, i.key, i.message)
+        marker = (i.severity, i.key, str(i.message))
         if marker not in seen:
             seen.add(marker)
             out.append(i)
     return out
 
 
-__all__ = ["Resolution", "resolve", "inject", "VERL_OTC_DEFAULTS"]
+__all__ = ["Resolution", "SCHEMA_VERSION", "resolve", "inject", "VERL_OTC_DEFAULTS"]

@@ -1,14 +1,26 @@
-"""The copies MindSpeed needs in the dict (mindspeed/megatron_adaptor.py repatch decides which patches apply from the dict alone)."""
+"""The companions MindSpeed needs in the dict, which only a launch through verl-mindspeed injects.
+
+``mindspeed/megatron_adaptor.py`` ``repatch`` decides which patches apply from the dict alone, and
+several features read a companion key from MindSpeed's namespace, which only the dict fills
+(MC2 reads TP and SP; the MoE overlap features the dispatcher; tp-extend-ep ``num_experts``;
+fused RoPE ``position_embedding_type``; MLA its dimensions). A plain verl launch passes the dict as is
+(plus FA and the CP size on verl 0.8+), so there the rules report a missing companion as the failure
+it will be; a launch through a preset, the callback or the launcher gets it injected, reported as a note.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from .. import catalog
 from ..catalog import universe
 from ..errors import Issue
-from ..rules._base import RoleView, fmt, issue
+from ..i18n import tr
+from ..rules._base import RoleView, fmt, note
+from ._bridge import MEGATRON_BRIDGE, bridge_kind
 from ._normalize import PERMUTE, PERMUTE_MEGATRON
+
+OVERLAP = ("moe_alltoall_overlap_comm", "moe_allgather_overlap_comm")
 
 
 def is_process_wide(key: str) -> bool:
@@ -24,40 +36,53 @@ def process_wide_items(otc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in otc.items() if is_process_wide(k)}
 
 
-def finalize(view: RoleView, inherited: dict[str, Any], model: Any) -> tuple[dict[str, Any], list[Issue]]:
-    """The dict to inject: the role's normalized dict, the actor's MindSpeed switches, and the copies below."""
-    out = {**inherited, **view.otc}
+def injected_dict(view: RoleView, shared: dict[str, Any], model: Any) -> tuple[dict[str, Any], list[Issue]]:
+    """The dict verl-mindspeed writes for a role: its normalized dict, ``shared`` switches, the companions."""
+    out = {**shared, **view.otc}
     notes: list[Issue] = []
+    if out.get(PERMUTE) is True or out.get(PERMUTE_MEGATRON) is True:
+        out[PERMUTE] = out[PERMUTE_MEGATRON] = True  # a shared switch brings its megatron twin along
 
-    def add(key: str, value: Any, why: str) -> None:
-        if out.get(key) is None:
+    def add(key: str, value: Any, why: Any) -> None:
+        if out.get(key) is None and value is not None:
             out[key] = value
-            notes.append(issue("note", view.key(key), f"added {key}={fmt(value)}: {why}", "inject"))
+            notes.append(note(view.key(key), tr("added {key}={value}: {why}", key=key, value=fmt(value), why=why),
+                              "inject"))
 
-    # MindSpeed keeps its permute switch and megatron's equal; an inherited switch brings its twin.
-    if isinstance(out.get(PERMUTE), bool) and out.get(PERMUTE_MEGATRON) is None:
-        out[PERMUTE_MEGATRON] = out[PERMUTE]
     batch_invariant = out.get("use_flash_attn_npu_batch_invariant") is True
     add("use_flash_attn", not batch_invariant,
-        "MindSpeed registers its attention patch only when it is on (verl 0.8+ sets the same default)")
+        tr("MindSpeed registers its attention patch only when it is on (verl 0.8+ sets the same default)"))
     if view.cp > 1:
-        add("context_parallel_size", view.cp, "MindSpeed's CP patches read the size from the dict")
+        add("context_parallel_size", view.cp, tr("MindSpeed's CP patches read the size from the dict"))
     if out.get("use_ascend_mc2") is True:
-        add("tensor_model_parallel_size", view.tp, "MindSpeed's MC2 patch reads TP from the dict")
-        add("sequence_parallel", view.sequence_parallel, "MindSpeed's MC2 patch reads SP from the dict")
+        add("tensor_model_parallel_size", view.tp, tr("MindSpeed's MC2 patch reads TP from the dict"))
+        add("sequence_parallel", view.sequence_parallel is not False,
+            tr("MindSpeed's MC2 patch reads SP from the dict"))
     if out.get("swap_optimizer") is True:
-        add("use_distributed_optimizer", bool(view.megatron.get("use_distributed_optimizer", False)),
-            "MindSpeed's swap-optimizer checks read it from the dict")
+        add("use_distributed_optimizer", view.megatron.get("use_distributed_optimizer") is not False,
+            tr("MindSpeed's swap-optimizer check reads it from the dict"))
+    if any(out.get(k) is True for k in (*OVERLAP, "moe_tp_extend_ep")):
+        add("moe_token_dispatcher_type", _dispatcher(view),
+            tr("MindSpeed applies its MoE overlap patches only when the dispatcher is in the dict"))
+    if out.get("moe_tp_extend_ep") is True and model is not None and model.is_moe:
+        add("num_experts", model.num_experts,
+            tr("MindSpeed's tp-extend-ep check reads num_experts from the dict; taken from the model's config.json"))
+    if out.get("use_fused_rotary_pos_emb") is True and bridge_kind(view.megatron) != MEGATRON_BRIDGE:
+        add("position_embedding_type", "rope",
+            tr("MindSpeed's fused RoPE check reads it, and this model bridge does not set it"))
     if out.get("multi_head_latent_attention") is True and model is not None:
         from ..model import mla_dims
 
         for key, value in mla_dims(model).items():
-            add(key, value, "MindSpeed's MLA needs the dimension in the dict; taken from the model's config.json")
-    inherited_keys = sorted(k for k in inherited if k not in view.otc)
-    if inherited_keys:
-        notes.append(issue(
-            "note", view.otc_path,
-            f"{view.name} gets the actor's MindSpeed switches {', '.join(inherited_keys)} (process-wide patches)",
-            "inject",
-        ))
+            add(key, value, tr("MindSpeed's MLA needs the dimension in the dict; taken from the model's config.json"))
+    inherited = sorted(k for k in shared if k not in view.otc)
+    if inherited:
+        notes.append(note(view.otc_path, tr(
+            "{role} gets the MindSpeed switches {keys} of the roles it shares a process with (process-wide patches)",
+            role=view.name, keys=", ".join(inherited)), "inject"))
     return out, notes
+
+
+def _dispatcher(view: RoleView) -> Optional[str]:
+    value = view.bridge.get("moe_token_dispatcher_type")
+    return value if isinstance(value, str) else "alltoall"

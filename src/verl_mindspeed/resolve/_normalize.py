@@ -1,7 +1,9 @@
-"""Turn what the user wrote into what MindSpeed really reads (mindspeed/megatron_adaptor.py repatch: setattr of every key, no type check).
+"""Turn what the user wrote into what MindSpeed really reads.
 
-Every change is reported: aliases become canonical keys with a warning, and a
-value rewritten into MindSpeed's form (``noop_layers``, ``"none"``) gets a note.
+``mindspeed/megatron_adaptor.py`` ``repatch`` ``setattr``s every key as it is, with no type check. A
+launch through verl-mindspeed gets the dict rewritten into the form MindSpeed reads, each rewrite
+reported as a note; a plain verl launch passes the dict as written, so the same spellings are reported
+as what they will do there: ignored (a warning) or raised (an error), with the line that fixes them.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from typing import Any, Optional
 
 from .. import catalog
 from ..errors import Issue
-from ..rules._base import error, fmt, issue, warning
+from ..i18n import tr
+from ..rules._base import error, fmt, note, warning
 
 PERMUTE = "use_fused_moe_token_permute_and_unpermute"
 PERMUTE_MEGATRON = "moe_permute_fusion"
@@ -19,10 +22,11 @@ PERMUTE_MEGATRON = "moe_permute_fusion"
 def noop_layers_string(value: Any) -> tuple[Optional[str], Optional[str]]:
     """(digit string, None) for a valid layer set, or (None, reason).
 
-    Accepts what users type: ``"0,7"``, ``"0, 7"``, ``[0, 7]``, ``7``.
+    Accepts what users type: ``"0,7"``, ``"0, 7"``, ``[0, 7]``, ``7``. Indices form a set, as
+    MindSpeed's no-op layer feature reads them; the string lists each once, in order.
     """
     if isinstance(value, bool):
-        return None, f"must be layer indices such as \"0,7\", got {value!r}"
+        return None, tr('must be layer indices such as "0,7", got {value}', value=repr(value))
     if isinstance(value, int):
         items: list[Any] = [value]
     elif isinstance(value, (list, tuple)):
@@ -30,69 +34,106 @@ def noop_layers_string(value: Any) -> tuple[Optional[str], Optional[str]]:
     elif isinstance(value, str):
         items = [p.strip() for p in value.split(",")] if value.strip() else []
     else:
-        return None, f"must be layer indices such as \"0,7\", got {value!r}"
-    out = []
+        return None, tr('must be layer indices such as "0,7", got {value}', value=repr(value))
+    out: list[int] = []
     for item in items:
         if isinstance(item, bool):
-            return None, f"holds {item!r}, not a layer index"
+            return None, tr("holds {item}, not a layer index", item=repr(item))
         if isinstance(item, int) and item >= 0:
-            out.append(item)
+            index = item
         elif isinstance(item, str) and item.isdigit():
-            out.append(int(item))
+            index = int(item)
         else:
-            return None, f"holds {item!r}, not a layer index (digits only, such as \"0,7\")"
+            return None, tr('holds {item}, not a layer index (digits only, such as "0,7")', item=repr(item))
+        if index not in out:
+            out.append(index)
     if not out:
-        return None, "is empty; remove the key or list layer indices such as \"0,7\""
+        return None, tr('is empty; remove the key or list layer indices such as "0,7"')
     return ",".join(str(i) for i in out), None
 
 
-def normalize(prefix: str, raw: dict[str, Any]) -> tuple[dict[str, Any], list[Issue]]:
+def normalize(prefix: str, raw: dict[str, Any], *, injected: bool = True) -> tuple[dict[str, Any], list[Issue]]:
     """Canonical keys and MindSpeed-readable values for one role's ``override_transformer_config``."""
     issues: list[Issue] = []
     out: dict[str, Any] = {}
     alias_map = catalog.aliases()
-    key = lambda name: f"{prefix}.{catalog.OTC}.{name}"  # noqa: E731
+
+    def key(name: str) -> str:
+        return f"{prefix}.{catalog.OTC}.{name}"
+
     for name, value in raw.items():
         canonical = alias_map.get(name)
         if canonical is None:
             out.setdefault(name, value)
             continue
-        issues.append(warning(
-            key(name), f"'{name}' does not exist in MindSpeed; it is read as '{canonical}' (and megatron's "
-            f"'{PERMUTE_MEGATRON}', which MindSpeed keeps equal)", "alias",
-            hint="the feature guide names a flag MindSpeed does not have", suggestion=key(canonical),
-        ))
         if canonical in raw and raw[canonical] != value:
-            issues.append(error(
-                key(name), f"'{name}'={fmt(value)} and '{canonical}'={fmt(raw[canonical])} contradict each other",
-                "alias", hint=f"keep only {canonical}",
-            ))
+            issues.append(error(key(name), tr("'{alias}'={a} and '{canonical}'={b} contradict each other",
+                                              alias=name, a=fmt(value), canonical=canonical, b=fmt(raw[canonical])),
+                                "alias", hint=tr("keep only {canonical}", canonical=canonical)))
             continue
+        if injected:
+            issues.append(warning(key(name), tr(
+                "'{alias}' does not exist in MindSpeed; verl-mindspeed writes it as '{canonical}' (and megatron's "
+                "'{twin}', which MindSpeed keeps equal)", alias=name, canonical=canonical, twin=PERMUTE_MEGATRON),
+                "alias", hint=tr("the feature guide names a flag MindSpeed does not have"),
+                suggestion=key(canonical)))
+        else:
+            issues.append(error(key(name), tr(
+                "unknown key '{alias}'; did you mean '{canonical}'? MindSpeed never reads '{alias}', so a plain "
+                "verl launch runs without the fused operator", alias=name, canonical=canonical),
+                "alias", hint=tr("the feature guide names a flag MindSpeed does not have"),
+                suggestion=key(canonical)))
         out[canonical] = value
-    # MindSpeed keeps its permute flag and megatron's equal: write both when either is set.
-    if PERMUTE in out and PERMUTE_MEGATRON not in out:
-        out[PERMUTE_MEGATRON] = out[PERMUTE]
-    elif PERMUTE_MEGATRON in out and PERMUTE not in out and isinstance(out[PERMUTE_MEGATRON], bool):
-        out[PERMUTE] = out[PERMUTE_MEGATRON]
-
-    if "noop_layers" in out and out["noop_layers"] is not None:
-        text, problem = noop_layers_string(out["noop_layers"])
-        if problem:
-            issues.append(error(key("noop_layers"), problem, "noop-layers-format",
-                                hint='quote it on the command line: \'+...noop_layers="0,7"\''))
-        elif text != out["noop_layers"]:
-            issues.append(issue(
-                "note", key("noop_layers"), f"{out['noop_layers']!r} rewritten as {text!r}: MindSpeed reads only a "
-                "comma-separated digit string (a list or an int is silently ignored, spaces raise)", "noop-layers-format",
-            ))
-            out["noop_layers"] = text
-
-    gran = out.get("recompute_granularity")
-    if isinstance(gran, str) and gran.strip().lower() in ("none", "null", ""):
-        issues.append(issue(
-            "note", key("recompute_granularity"), f"{gran!r} rewritten as null: megatron rejects the string "
-            "and treats null as 'no recompute'", "recompute-none-string",
-            hint=f"write {key('recompute_granularity')}=null",
-        ))
-        out["recompute_granularity"] = None
+    # MindSpeed's fused-permute feature turns both switches on when either is on.
+    if isinstance(out.get(PERMUTE), bool) or isinstance(out.get(PERMUTE_MEGATRON), bool):
+        either = out.get(PERMUTE) is True or out.get(PERMUTE_MEGATRON) is True
+        for name in (PERMUTE, PERMUTE_MEGATRON):
+            if name in out and isinstance(out[name], bool) and out[name] != either:
+                issues.append(note(key(name), tr(
+                    "{a}={va} and {b}={vb} disagree; MindSpeed turns both on", a=PERMUTE, va=fmt(out.get(PERMUTE)),
+                    b=PERMUTE_MEGATRON, vb=fmt(out.get(PERMUTE_MEGATRON))), "permute-fusion-flags-agree"))
+                break
+        out[PERMUTE] = out[PERMUTE_MEGATRON] = either
+    issues += _noop_layers(out, key, injected)
+    issues += _recompute_none(out, key, injected)
     return out, issues
+
+
+def _noop_layers(out: dict[str, Any], key, injected: bool) -> list[Issue]:
+    value = out.get("noop_layers")
+    if value is None:
+        return []
+    text, problem = noop_layers_string(value)
+    if problem:
+        return [error(key("noop_layers"), tr("noop_layers {problem}", problem=problem), "noop-layers-format",
+                      hint=tr("quote it on the command line: '+...noop_layers=\"0,7\"'"))]
+    if text == value:
+        return []
+    out["noop_layers"] = text
+    if injected:
+        return [note(key("noop_layers"), tr(
+            "noop_layers={value} rewritten as {text}: MindSpeed reads only a comma-separated digit string",
+            value=repr(value), text=repr(text)), "noop-layers-format")]
+    fix = f"'++{key('noop_layers')}=\"{text}\"'"  # quoted for the shell: Hydra reads 0,7 unquoted as a sweep
+    if isinstance(value, str):  # digits with spaces: MindSpeed's int() conversion raises
+        return [error(key("noop_layers"), tr(
+            "noop_layers={value}: MindSpeed converts only a comma-separated digit string without spaces and raises "
+            "on this one", value=repr(value)), "noop-layers-format", override=fix)]
+    return [warning(key("noop_layers"), tr(
+        "noop_layers={value}: MindSpeed reads only a comma-separated digit string and silently ignores a list or "
+        "an int, so no layer becomes a no-op layer", value=repr(value)), "noop-layers-format", override=fix)]
+
+
+def _recompute_none(out: dict[str, Any], key, injected: bool) -> list[Issue]:
+    gran = out.get("recompute_granularity")
+    if not (isinstance(gran, str) and gran.strip().lower() in ("none", "null", "")):
+        return []
+    out["recompute_granularity"] = None
+    fix = f"++{key('recompute_granularity')}=null"
+    if injected:
+        return [note(key("recompute_granularity"), tr(
+            "{value} rewritten as null: megatron rejects the string and treats null as 'no recompute'",
+            value=repr(gran)), "recompute-none-string", override=fix)]
+    return [error(key("recompute_granularity"), tr(
+        "recompute_granularity={value} requires null instead: megatron's TransformerConfig accepts only full, "
+        "selective or null", value=repr(gran)), "recompute-none-string", override=fix)]

@@ -50,13 +50,19 @@ def active_roles(cfg: DictConfig) -> list[str]:
     return roles
 
 
+def inherits_actor_otc(cfg: DictConfig, name: str) -> bool:
+    """Whether the role's dict is still verl's interpolation of the actor's (ref's default)."""
+    node = _select(cfg, ROLE_PREFIXES[name])
+    return isinstance(node, DictConfig) and OTC in node and OmegaConf.is_interpolation(node, OTC)
+
+
 def read_role(cfg: DictConfig, name: str) -> Optional[RawRole]:
     """The role's megatron section as plain data, or ``None`` when the config has no such section."""
     prefix = ROLE_PREFIXES[name]
     node = _select(cfg, prefix)
     if not isinstance(node, DictConfig):
         return None
-    inherits = OmegaConf.is_interpolation(node, OTC) if OTC in node else False
+    inherits = inherits_actor_otc(cfg, name)
     data = _container(node)
     if not isinstance(data, dict):
         return None

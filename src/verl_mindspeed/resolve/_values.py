@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..catalog import Flag
+from ..i18n import tr
 from ._suggest import nearest
 
 
@@ -22,26 +23,26 @@ def check_flag(flag: Flag, value: Any) -> Optional[str]:
     ``layers`` values are checked after normalization (see ``_normalize``).
     """
     if value is None:
-        return None if flag.nullable or flag.type in ("bool", "layers") else "must not be null"
+        return None if flag.nullable or flag.type in ("bool", "layers") else tr("must not be null")
     if flag.type == "bool":
-        return None if isinstance(value, bool) else f"must be True or False, got {_describe(value)}"
+        return None if isinstance(value, bool) else tr("must be True or False, got {value}", value=_describe(value))
     if flag.type == "int":
         if not _is_int(value):
-            return f"must be an integer, got {_describe(value)}"
+            return tr("must be an integer, got {value}", value=_describe(value))
         if flag.minimum is not None and value < flag.minimum:
-            return f"must be an integer >= {flag.minimum}, got {value}"
+            return tr("must be an integer >= {minimum}, got {value}", minimum=flag.minimum, value=value)
         return None
     if flag.type == "str":
         if not isinstance(value, str):
-            return f"must be a string, got {_describe(value)}"
+            return tr("must be a string, got {value}", value=_describe(value))
         return _check_choice(value, flag.choices)
     if flag.type == "str_list":
         if not isinstance(value, (list, tuple)):
-            return f"must be a list such as [core_attn], got {_describe(value)}"
+            return tr("must be a list such as [core_attn], got {value}", value=_describe(value))
         for item in value:
-            problem = _check_choice(item, flag.choices) if isinstance(item, str) else "must hold strings"
+            problem = _check_choice(item, flag.choices) if isinstance(item, str) else tr("must hold strings")
             if problem:
-                return f"entry {item!r} {problem}"
+                return tr("entry {item} {problem}", item=repr(item), problem=problem)
         return None
     return None
 
@@ -50,8 +51,10 @@ def _check_choice(value: str, choices: tuple[str, ...]) -> Optional[str]:
     if not choices or value in choices:
         return None
     near = nearest(value, choices)
-    hint = f"; did you mean {near!r}?" if near else ""
-    return f"must be one of {', '.join(choices)}; got {value!r}{hint}"
+    if near:
+        return tr("must be one of {choices}; got {value}; did you mean {near}?", choices=", ".join(choices),
+                  value=repr(value), near=repr(near))
+    return tr("must be one of {choices}; got {value}", choices=", ".join(choices), value=repr(value))
 
 
 def check_arg(spec: dict, value: Any) -> Optional[str]:
@@ -60,16 +63,16 @@ def check_arg(spec: dict, value: Any) -> Optional[str]:
         return None
     action = spec.get("action")
     if action in ("store_true", "store_false"):
-        return None if isinstance(value, bool) else f"must be True or False, got {_describe(value)}"
+        return None if isinstance(value, bool) else tr("must be True or False, got {value}", value=_describe(value))
     typ = spec.get("type")
     if typ == "int" and not _is_int(value):
-        return f"must be an integer, got {_describe(value)}"
+        return tr("must be an integer, got {value}", value=_describe(value))
     if typ == "float" and not (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        return f"must be a number, got {_describe(value)}"
+        return tr("must be a number, got {value}", value=_describe(value))
     choices = spec.get("choices")
     if isinstance(choices, list) and isinstance(value, (str, int)) and not isinstance(value, bool):
         if value not in choices:
             return _check_choice(str(value), tuple(str(c) for c in choices)) if isinstance(value, str) else (
-                f"must be one of {', '.join(map(str, choices))}; got {value!r}"
+                tr("must be one of {choices}; got {value}", choices=", ".join(map(str, choices)), value=repr(value))
             )
     return None

@@ -1,9 +1,15 @@
-"""What a rule sees (one role's settings, the whole run's context) and how rules register.
+"""What a rule sees (one role's build, the whole run's context) and how rules register.
 
-A rule is a small named function with an id. Role rules take ``(role, ctx)`` and
-run once per role; run rules take ``(roles, ctx)`` and run once. Both yield
-:class:`~verl_mindspeed.errors.Issue` objects, worded "A=x requires B=y" or
-"A and B cannot be combined", and cite the upstream code they mirror.
+A rule is a small named function with an id. Role rules take ``(role, ctx)`` and run once per
+role build; run rules take ``(roles, ctx)`` and run once. Both yield
+:class:`~verl_mindspeed.errors.Issue` objects, worded "A=x requires B=y" or "A and B cannot be
+combined", and cite the upstream code they mirror and the releases that code holds for.
+
+A role is judged the way verl builds it (see :mod:`verl_mindspeed.eras`): ``sent`` is the dict
+verl hands to MindSpeed's ``repatch`` for this build, ``ns`` the keys MindSpeed's process-wide
+namespace holds at this build (``repatch`` merges), and ``built`` what megatron's
+``TransformerConfig`` ends up holding: the namespace, then what the model bridge sets, then the
+role's own dict, as MindSpeed's ``TransformerConfig.__init__`` wrapper merges them.
 """
 
 from __future__ import annotations
@@ -11,12 +17,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Optional
 
-from ..catalog import OTC
+from ..catalog import OTC, universe
 from ..errors import Issue, Severity
+
+
+def _int(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
 
 @dataclass
 class RoleView:
-    """One role's Megatron settings after normalization, with helpers to name keys."""
+    """One role's Megatron settings and what its build really hands to MindSpeed and megatron."""
 
     name: str
     """``actor``, ``ref`` or ``critic``."""
@@ -25,10 +36,26 @@ class RoleView:
     megatron: dict[str, Any]
     """Resolved ``megatron.*`` values (without ``override_transformer_config``)."""
     otc: dict[str, Any]
-    """Normalized ``override_transformer_config``: what MindSpeed and Megatron will read."""
+    """The role's normalized ``override_transformer_config`` as the user wrote it (aliases mapped)."""
     explicit: set[str] = field(default_factory=set)
     """``otc`` keys the user set for this role (not verl's YAML defaults)."""
+    given: Optional[dict[str, Any]] = None
+    """The dict the role's engine is given: as written for a plain verl launch, ``otc`` plus the
+    injected companions for a launch through verl-mindspeed."""
+    sent: Optional[dict[str, Any]] = None
+    """What this build hands to ``repatch``; ``None`` when the build does not call it."""
+    ns: dict[str, Any] = field(default_factory=dict)
+    """MindSpeed's namespace at this build: every key the ``repatch`` calls so far set."""
+    bridge: dict[str, Any] = field(default_factory=dict)
+    """What the model bridge puts into ``TransformerConfig`` besides the dict (bridge defaults)."""
+    groups: dict[str, Any] = field(default_factory=dict)
+    """The process's parallel sizes: those of the role that builds first (see eras)."""
 
+    def __post_init__(self) -> None:
+        if self.given is None:
+            self.given = dict(self.otc)
+
+    # -- names -------------------------------------------------------------------------------
     def key(self, name: str) -> str:
         """Full dotted path of an ``override_transformer_config`` key."""
         return f"{self.prefix}.{OTC}.{name}"
@@ -36,6 +63,10 @@ class RoleView:
     @property
     def otc_path(self) -> str:
         return f"{self.prefix}.{OTC}"
+
+    def mkey(self, name: str) -> str:
+        """Full dotted path of a ``megatron.*`` key."""
+        return f"{self.prefix}.{name}"
 
     def set_line(self, name: str, value: Any) -> str:
         """A pasteable override setting an ``override_transformer_config`` key (``++`` adds or replaces)."""
@@ -45,22 +76,35 @@ class RoleView:
         """A pasteable override setting a ``megatron.*`` key (always present in verl's YAML)."""
         return f"{self.mkey(name)}={fmt(value)}"
 
-    def mkey(self, name: str) -> str:
-        """Full dotted path of a ``megatron.*`` key."""
-        return f"{self.prefix}.{name}"
+    # -- values ------------------------------------------------------------------------------
+    @property
+    def built(self) -> dict[str, Any]:
+        """``TransformerConfig`` as built: namespace, then bridge defaults, then the role's dict."""
+        return {**self.ns, **self.bridge, **(self.given or {})}
 
     def get(self, name: str, default: Any = None) -> Any:
-        value = self.otc.get(name, default)
+        """A value of the built config (``None`` counts as unset)."""
+        value = self.built.get(name)
         return default if value is None else value
 
     def on(self, name: str) -> bool:
-        """True when a boolean switch in the dict is set to true."""
-        return self.otc.get(name) is True
+        """True when a switch of the built config is true."""
+        return self.built.get(name) is True
+
+    def in_ns(self, name: str) -> bool:
+        """Whether MindSpeed's namespace holds ``name`` at this build (only dicts handed to repatch put it there)."""
+        return name in self.ns
 
     def size(self, name: str) -> int:
         """A parallel size from ``megatron.*`` (null and missing count as 1)."""
-        value = self.megatron.get(name)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else 1
+        value = _int(self.megatron.get(name))
+        return value if value is not None and value >= 1 else 1
+
+    def built_size(self, name: str) -> int:
+        """A parallel size as ``TransformerConfig`` gets it: the dict's, else the bridge's (the process groups for
+        mbridge and verl's converter, the role's own for Megatron-Bridge), else the role's ``megatron.*``."""
+        value = _int(self.built.get(name))
+        return value if value is not None and value >= 1 else self.size(name)
 
     @property
     def tp(self) -> int:
@@ -85,15 +129,14 @@ class RoleView:
 
     @property
     def vpp(self) -> Optional[int]:
-        value = self.megatron.get("virtual_pipeline_model_parallel_size")
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        return _int(self.megatron.get("virtual_pipeline_model_parallel_size"))
 
     @property
     def sequence_parallel(self) -> Optional[bool]:
-        """Whether SP is effectively on: the dict wins, else verl's ``megatron.sequence_parallel`` (verl 0.9
-        turns it off when TP = 1); ``None`` when neither says (older verl trees without the key)."""
-        if self.otc.get("sequence_parallel") is not None:
-            return self.otc["sequence_parallel"] is True
+        """Whether SP is on in the built config; ``None`` when nothing says (older trees, no bridge view)."""
+        value = self.built.get("sequence_parallel")
+        if value is not None:
+            return value is True
         if self.megatron.get("sequence_parallel") is None:
             return None
         return bool(self.megatron["sequence_parallel"]) and self.tp > 1
@@ -105,12 +148,22 @@ class Context:
 
     world_size: Optional[int] = None
     """``trainer.nnodes * trainer.n_gpus_per_node`` when both are known."""
-    release: str = ""
+    release: str = universe.DEFAULT_RELEASE
     """Target MindSpeed release branch, e.g. ``26.1.0_core_r0.12.1``."""
     model: Any = None
     """A ``verl_mindspeed.model.ModelSpec`` when the HF config could be read, else ``None``."""
     config: Any = None
     """The composed verl config (DictConfig), read-only, for rules that need other sections."""
+    era: Any = None
+    """The :class:`verl_mindspeed.eras.Era` of the verl tree being checked."""
+    injected: bool = False
+    """Whether the launch runs through verl-mindspeed (preset, callback or launcher), which injects
+    the companions MindSpeed needs; a plain verl launch gets only what verl itself adds."""
+
+    @property
+    def core(self) -> tuple[int, int]:
+        """The megatron-core line the release runs on, e.g. ``(0, 12)``."""
+        return universe.core_line(self.release)
 
 
 def release_at_least(release: str, version: tuple[int, int, int]) -> bool:
@@ -132,19 +185,30 @@ class Rule:
     fn: Callable[..., Iterable[Issue]]
     cites: str
     """The upstream file (and branch) whose check this rule mirrors."""
+    holds_for: str
+    """The releases the rule holds for, e.g. ``MindSpeed 26.0.0+``, ``megatron-core 0.12.1 and 0.16.1``."""
     doc: str = ""
+
+    @property
+    def mindspeed(self) -> bool:
+        """A rule on MindSpeed's own checks (its features manager): moot where ``repatch`` is missing."""
+        return "mindspeed/" in self.cites
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "scope": self.scope, "cites": self.cites, "holds_for": self.holds_for,
+                "doc": self.doc}
 
 
 RULES: list[Rule] = []
 
 
-def rule(rule_id: str, *, cites: str, scope: Scope = "role") -> Callable:
+def rule(rule_id: str, *, cites: str, holds_for: str = "every release", scope: Scope = "role") -> Callable:
     """Register a rule function under ``rule_id``."""
 
     def deco(fn: Callable[..., Iterable[Issue]]) -> Callable[..., Iterable[Issue]]:
         if any(r.id == rule_id for r in RULES):
             raise ValueError(f"duplicate rule id {rule_id}")
-        RULES.append(Rule(rule_id, scope, fn, cites, (fn.__doc__ or "").strip()))
+        RULES.append(Rule(rule_id, scope, fn, cites, holds_for, (fn.__doc__ or "").strip()))
         return fn
 
     return deco
@@ -160,6 +224,10 @@ def error(key: str, message: str, rule_id: str, hint: str = "", **kw: Any) -> Is
 
 def warning(key: str, message: str, rule_id: str, hint: str = "", **kw: Any) -> Issue:
     return issue("warning", key, message, rule_id, hint, **kw)
+
+
+def note(key: str, message: str, rule_id: str, hint: str = "", **kw: Any) -> Issue:
+    return issue("note", key, message, rule_id, hint, **kw)
 
 
 def fmt(value: Any) -> str:

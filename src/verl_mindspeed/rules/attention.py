@@ -2,94 +2,135 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 from ..catalog import universe
 from ..errors import Issue
-from ._base import Context, RoleView, error, fmt, rule, warning
+from ..i18n import tr
+from ._base import Context, RoleView, _int, error, fmt, note, rule, warning
 
-_CP = "mindspeed/features_manager/context_parallel/*.py"
+_CP = "mindspeed/features_manager/context_parallel/"
 MLA_DIMS = ("kv_lora_rank", "v_head_dim", "qk_rope_head_dim", "qk_nope_head_dim")
 
 
-@rule("flash-attn-off", cites="MindSpeed docs/zh/user-guide/verl.md (FA must be on)")
+def _algo(role: RoleView) -> str:
+    value = role.built.get("context_parallel_algo")
+    return value if isinstance(value, str) else "megatron_cp_algo"
+
+
+def _heads(role: RoleView, ctx: Context) -> Optional[int]:
+    return ctx.model.num_attention_heads if ctx.model is not None else _int(role.built.get("num_attention_heads"))
+
+
+@rule("flash-attn-off", cites="MindSpeed docs/zh/user-guide/verl.md (FA must be on); "
+      "mindspeed/features_manager/transformer/flash_attention feature (registered only when on)",
+      holds_for="MindSpeed 2.2.0+")
 def flash_attn_off(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    if role.otc.get("use_flash_attn") is False and role.cp == 1:
+    """Without FA in MindSpeed's namespace the attention patch is never registered."""
+    if role.sent is None or role.cp > 1:
+        return
+    if role.ns.get("use_flash_attn") is not True:
+        reason = tr("use_flash_attn=False") if role.ns.get("use_flash_attn") is False else \
+            tr("use_flash_attn is not in the dict verl passes to MindSpeed ({era} adds no default)",
+               era=ctx.era.releases if ctx.era else "")
         yield warning(
             role.key("use_flash_attn"),
-            "use_flash_attn=False: MindSpeed then never registers its attention patch (the guide: FA must be on)",
-            "flash-attn-off", override=role.set_line("use_flash_attn", True),
+            tr("{reason}: MindSpeed then never registers its fused attention patch (the guide: FA must be on)",
+               reason=reason), "flash-attn-off", override=role.set_line("use_flash_attn", True),
         )
 
 
-@rule("cp-forces-flash-attn", cites=_CP + " (every CP algorithm forces use_flash_attn=True)")
+@rule("cp-forces-flash-attn", cites=_CP + "*.py (CP algorithms set use_flash_attn=True)",
+      holds_for="MindSpeed 2.2.0+ (every algorithm except kvallgather_cp_algo)")
 def cp_forces_flash_attn(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    if role.cp > 1 and role.otc.get("use_flash_attn") is False and role.otc.get("context_parallel_algo") != \
-            "kvallgather_cp_algo":
-        yield error(
+    if role.cp > 1 and role.given.get("use_flash_attn") is False and _algo(role) != "kvallgather_cp_algo":
+        yield note(
             role.key("use_flash_attn"),
-            f"context_parallel_size={role.cp} requires use_flash_attn=True",
+            tr("use_flash_attn=False is overridden: with context_parallel_size={cp} MindSpeed's CP algorithm turns "
+               "flash attention on itself", cp=role.cp),
             "cp-forces-flash-attn", override=role.set_line("use_flash_attn", True),
         )
 
 
-@rule("cp-algo-without-cp", cites=_CP)
+@rule("cp-algo-without-cp", cites=_CP + "*.py (each algorithm acts only when context_parallel_size > 1)")
 def cp_algo_without_cp(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    algo = role.otc.get("context_parallel_algo")
+    algo = role.given.get("context_parallel_algo")
     if algo not in (None, "megatron_cp_algo") and role.cp == 1:
         yield warning(
             role.key("context_parallel_algo"),
-            f"context_parallel_algo={algo} has no effect: context_parallel_size is 1",
-            "cp-algo-without-cp", hint="set megatron.context_parallel_size > 1",
+            tr("context_parallel_algo={algo} has no effect: context_parallel_size is 1", algo=algo),
+            "cp-algo-without-cp", hint=tr("set megatron.context_parallel_size > 1"),
         )
 
 
-@rule("cp-algo-release", cites="mindspeed_args.json (choices registered per release branch)")
+@rule("cp-algo-release", cites="MindSpeed arguments per release branch (context_parallel_algo choices)",
+      holds_for="kvallgather_cp_algo: MindSpeed 26.0.0+")
 def cp_algo_release(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    algo = role.otc.get("context_parallel_algo")
-    if algo != "kvallgather_cp_algo":
+    algo = role.given.get("context_parallel_algo")
+    if algo != "kvallgather_cp_algo" or ctx.release not in universe.releases():
         return
-    spec = universe.mindspeed_args(ctx.release).get("context_parallel_algo") if ctx.release in universe.releases() \
-        else None
+    spec = universe.mindspeed_args(ctx.release).get("context_parallel_algo")
     if spec and algo not in (spec.get("choices") or []):
         yield error(
             role.key("context_parallel_algo"),
-            f"context_parallel_algo={algo} requires MindSpeed 26.0.0 or later (checking against {ctx.release}, "
-            "which has no code for it)", "cp-algo-release",
-            hint="use megatron_cp_algo or ulysses_cp_algo, or check with --mindspeed-release of your cluster",
+            tr("context_parallel_algo={algo} requires MindSpeed 26.0.0 or later (checking against {release}, which "
+               "has no code for it)", algo=algo, release=ctx.release), "cp-algo-release",
+            hint=tr("use megatron_cp_algo or ulysses_cp_algo, or check with --mindspeed-release of your cluster"),
         )
 
 
-@rule("cp-window-size", cites="mindspeed/features_manager/context_parallel/context_parallel_feature.py")
+@rule("cp-window-size", cites=_CP + "context_parallel_feature.py validate_args",
+      holds_for="MindSpeed 2.2.0+: megatron_cp_algo (window < CP) and hybrid_cp_algo (window < ring degree)")
 def cp_window_size(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    window = role.otc.get("cp_window_size")
-    if not isinstance(window, int) or isinstance(window, bool) or window == 1 or role.cp == 1:
+    """The double-ring window is checked only by the ring and hybrid algorithms, against their ring size."""
+    window, algo = _int(role.built.get("cp_window_size")), _algo(role)
+    if window is None or role.cp == 1 or algo not in ("megatron_cp_algo", "hybrid_cp_algo"):
         return
-    if not (1 <= window < role.cp) or role.cp % window:
+    ring = role.cp
+    if algo == "hybrid_cp_algo":
+        degree = _int(role.built.get("ulysses_degree_in_cp"))
+        if not degree or role.cp % degree or role.cp // degree <= 1:
+            return  # the hybrid rule reports the degree
+        ring = role.cp // degree
+    if not (1 <= window < ring) or ring % window:
         yield error(
             role.key("cp_window_size"),
-            f"cp_window_size={window} requires a divisor of context_parallel_size={role.cp} in [1, {role.cp})",
-            "cp-window-size",
+            tr("cp_window_size={window} requires a divisor of the ring size {ring} in [1, {ring}) "
+               "(context_parallel_algo={algo})", window=window, ring=ring, algo=algo),
+            "cp-window-size", override=role.set_line("cp_window_size", 1),
         )
 
 
-@rule("hybrid-cp-ulysses-degree", cites="mindspeed/features_manager/context_parallel/ulysses_context_parallel.py")
+@rule("hybrid-cp-ulysses-degree", cites=_CP + "context_parallel_feature.py, adaptive_context_parallel.py "
+      "validate_args", holds_for="MindSpeed 2.2.0+")
 def hybrid_cp_ulysses_degree(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    if role.otc.get("context_parallel_algo") != "hybrid_cp_algo" or role.cp == 1:
+    algo = _algo(role)
+    if algo not in ("hybrid_cp_algo", "hybrid_adaptive_cp_algo") or role.cp == 1:
         return
-    degree = role.otc.get("ulysses_degree_in_cp")
-    if not isinstance(degree, int) or isinstance(degree, bool):
+    degree = _int(role.built.get("ulysses_degree_in_cp"))
+    if degree is None:
         yield error(
-            role.key("ulysses_degree_in_cp"), "context_parallel_algo=hybrid_cp_algo requires ulysses_degree_in_cp",
-            "hybrid-cp-ulysses-degree", hint=f"a divisor of context_parallel_size={role.cp}, smaller than it",
+            role.key("ulysses_degree_in_cp"),
+            tr("context_parallel_algo={algo} requires ulysses_degree_in_cp", algo=algo),
+            "hybrid-cp-ulysses-degree",
+            hint=tr("a divisor of context_parallel_size={cp}, smaller than it", cp=role.cp),
         )
     elif role.cp % degree or role.cp // degree <= 1:
         yield error(
             role.key("ulysses_degree_in_cp"),
-            f"context_parallel_algo=hybrid_cp_algo requires context_parallel_size / ulysses_degree_in_cp to be an "
-            f"integer > 1 (got {role.cp} / {degree})",
+            tr("context_parallel_algo={algo} requires context_parallel_size / ulysses_degree_in_cp to be an integer "
+               "> 1 (got {cp} / {degree})", algo=algo, cp=role.cp, degree=degree),
             "hybrid-cp-ulysses-degree",
         )
+    else:
+        heads, tp = _heads(role, ctx), role.built.get("tensor_model_parallel_size", role.tp)
+        if heads and isinstance(tp, int) and heads % (degree * tp):
+            yield error(
+                role.key("ulysses_degree_in_cp"),
+                tr("context_parallel_algo={algo} requires num_attention_heads divisible by ulysses_degree_in_cp x "
+                   "tensor_model_parallel_size = {degree} x {tp} = {size} (the model has {heads})", algo=algo,
+                   degree=degree, tp=tp, size=degree * tp, heads=heads), "hybrid-cp-ulysses-degree",
+            )
 
 
 _SEQ_FACTOR = {"megatron_cp_algo": 2, "hybrid_cp_algo": 2, "ulysses_cp_algo": 1, "adaptive_cp_algo": 1,
@@ -97,62 +138,91 @@ _SEQ_FACTOR = {"megatron_cp_algo": 2, "hybrid_cp_algo": 2, "ulysses_cp_algo": 1,
 _SEQ_UNGUARDED = ("ulysses_cp_algo", "adaptive_cp_algo", "hybrid_adaptive_cp_algo")
 
 
-@rule("cp-seq-length", cites=_CP + " (ring/hybrid: seq_length % (2*cp); Ulysses/adaptive: seq_length % cp)")
+@rule("cp-seq-length", cites=_CP + "*.py (ring/hybrid/kvallgather: seq_length % (2*cp); Ulysses/adaptive: "
+      "seq_length % cp, read unguarded)", holds_for="MindSpeed 2.2.0+")
 def cp_seq_length(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if role.cp == 1:
         return
-    algo = role.otc.get("context_parallel_algo") or "megatron_cp_algo"
-    seq = role.otc.get("seq_length")
+    algo = _algo(role)
+    seq = role.built.get("seq_length")
     if seq is None and algo in _SEQ_UNGUARDED:
         yield error(
             role.key("seq_length"),
-            f"context_parallel_algo={algo} requires seq_length in override_transformer_config: MindSpeed reads it "
-            "unguarded and fails inside the worker without it",
-            "cp-seq-length", hint="the longest sequence: data.max_prompt_length + data.max_response_length, "
-            f"rounded up to a multiple of {role.cp}",
+            tr("context_parallel_algo={algo} requires seq_length in override_transformer_config: MindSpeed reads it "
+               "unguarded and fails inside the worker without it", algo=algo),
+            "cp-seq-length", hint=tr("the longest sequence: data.max_prompt_length + data.max_response_length, "
+                                     "rounded up to a multiple of {cp}", cp=role.cp),
         )
         return
-    if not isinstance(seq, int) or isinstance(seq, bool):
+    if _int(seq) is None:
         return
     factor = _SEQ_FACTOR.get(algo, 1) * role.cp
     if seq % factor:
         yield error(
             role.key("seq_length"),
-            f"context_parallel_algo={algo} requires seq_length divisible by {factor} (got {seq})",
-            "cp-seq-length",
+            tr("context_parallel_algo={algo} requires seq_length divisible by {factor} (got {seq})",
+               algo=algo, factor=factor, seq=seq),
+            "cp-seq-length", override=role.set_line("seq_length", -(-seq // factor) * factor),
         )
 
 
-@rule("mla-dimensions", cites="mindspeed/features_manager/transformer/multi_head_latent_attention/mla_feature.py")
+@rule("mla-dimensions", cites="mindspeed/features_manager/transformer/multi_head_latent_attention/mla_feature.py",
+      holds_for="MindSpeed 2.2.0+")
 def mla_dimensions(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """MindSpeed's MLA reads its dimensions from the dict; with a model config they are filled in."""
-    if not role.on("multi_head_latent_attention") or ctx.model is not None:
+    """MindSpeed's MLA asserts its dimensions in its namespace: the dict, not config.json."""
+    if role.ns.get("multi_head_latent_attention") is not True:
         return
-    missing = [d for d in MLA_DIMS if role.otc.get(d) is None]
-    if missing:
+    missing = [d for d in MLA_DIMS if role.ns.get(d) is None]
+    if not missing:
+        return
+    from ..model import mla_dims
+
+    dims = mla_dims(ctx.model) if ctx.model is not None else {}
+    fixes = [role.set_line(d, dims[d]) for d in missing if dims.get(d) is not None]
+    yield error(
+        role.key("multi_head_latent_attention"),
+        tr("multi_head_latent_attention=True requires {keys} in override_transformer_config: MindSpeed's MLA reads "
+           "them there, not from the model's config.json", keys=", ".join(missing)),
+        "mla-dimensions", override=" ".join(fixes) or None,
+        hint="" if fixes else tr("give the model's config.json (check --model-config PATH, or a local "
+                                 "actor_rollout_ref.model.path) to get the values"),
+    )
+
+
+@rule("fused-rope-position-embedding", cites="mindspeed/features_manager/fusions/fused_rope.py validate_args",
+      holds_for="MindSpeed 2.3.0, 26.0.0, 26.1.0, core_r0.16.0, master")
+def fused_rope(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """Fused RoPE asserts position_embedding_type == rope on the built config; only Megatron-Bridge sets it."""
+    if not role.on("use_fused_rotary_pos_emb"):
+        return
+    value = role.built.get("position_embedding_type")
+    if value is None:
         yield error(
-            role.key("multi_head_latent_attention"),
-            f"multi_head_latent_attention=True requires {', '.join(missing)} in override_transformer_config",
-            "mla-dimensions",
-            hint="give the model's config.json (check --model-config PATH, or a local actor_rollout_ref.model.path) "
-                 "and verl-mindspeed fills them in",
+            role.key("use_fused_rotary_pos_emb"),
+            tr("use_fused_rotary_pos_emb=True requires position_embedding_type=rope in override_transformer_config: "
+               "this model bridge does not set it, and MindSpeed's check fails with AttributeError"),
+            "fused-rope-position-embedding", override=role.set_line("position_embedding_type", "rope"),
+        )
+    elif value != "rope":
+        yield error(
+            role.key("position_embedding_type"),
+            tr("use_fused_rotary_pos_emb=True requires position_embedding_type=rope (got {value})", value=value),
+            "fused-rope-position-embedding", override=role.set_line("position_embedding_type", "rope"),
         )
 
 
-_COMPANIONS = (
-    ("use_fused_rmsnorm", "normalization", "RMSNorm"),
-    ("use_fused_swiglu", "swiglu", True),
-    ("use_fused_rotary_pos_emb", "position_embedding_type", "rope"),
-)
+_COMPANIONS = (("use_fused_rmsnorm", "normalization", "RMSNorm"), ("use_fused_swiglu", "swiglu", True))
 
 
-@rule("fused-op-companions", cites="MindSpeed docs/zh/user-guide/verl.md (fused RMSNorm/SwiGLU/RoPE rows)")
+@rule("fused-op-companions", cites="MindSpeed docs/zh/user-guide/verl.md (fused RMSNorm/SwiGLU rows)",
+      holds_for="MindSpeed 2.2.0+")
 def fused_op_companions(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """MindSpeed applies its fused RMSNorm/SwiGLU kernels whatever the flag; a mismatching companion is suspect."""
     for switch, companion, wanted in _COMPANIONS:
-        if role.on(switch) and companion in role.otc and role.otc[companion] != wanted:
+        if role.on(switch) and companion in role.given and role.given[companion] != wanted:
             yield warning(
                 role.key(companion),
-                f"{switch}=True requires {companion}={fmt(wanted)} (got {fmt(role.otc[companion])}); "
-                "the fused kernel does not match this model",
+                tr("{switch}=True requires {companion}={wanted} (got {value}); the fused kernel does not match this "
+                   "model", switch=switch, companion=companion, wanted=fmt(wanted), value=fmt(role.given[companion])),
                 "fused-op-companions", override=role.set_line(companion, wanted),
             )

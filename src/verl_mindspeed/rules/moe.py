@@ -1,131 +1,233 @@
-"""Rules on MoE dispatch, fused permute and MC2."""
+"""Rules on MoE dispatch, fused permute, the MoE overlap features and MC2.
+
+MindSpeed's features read their switches from its namespace when ``repatch`` registers patches, and
+validate the built ``TransformerConfig`` (namespace + bridge + dict) at construction: see ``_base.py``.
+"""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 from ..errors import Issue
+from ..i18n import tr
 from ._base import Context, RoleView, error, fmt, release_at_least, rule, warning
 
 PERMUTE = "use_fused_moe_token_permute_and_unpermute"
-_OVERLAP = ("moe_tp_extend_ep", "moe_alltoall_overlap_comm", "moe_allgather_overlap_comm")
+_MS_MOE = "mindspeed/features_manager/moe/"
+_MCORE_TC = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
 
 
-@rule("permute-fusion-flags-agree", cites="mindspeed/features_manager/fusions/fused_moe_permute.py")
-def permute_flags_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    a, b = role.otc.get(PERMUTE), role.otc.get("moe_permute_fusion")
-    if isinstance(a, bool) and isinstance(b, bool) and a != b:
-        yield error(
-            role.key("moe_permute_fusion"),
-            f"{PERMUTE}={fmt(a)} and moe_permute_fusion={fmt(b)} must be equal (MindSpeed keeps them in sync)",
-            "permute-fusion-flags-agree", override=role.set_line("moe_permute_fusion", a),
-        )
+def _known_false(role: RoleView, ctx: Context, name: str) -> bool:
+    """A switch the built config certainly leaves off: false in the dict or namespace, or unset where the
+    model is known (the bridge sets ``moe_grouped_gemm`` for MoE models only)."""
+    value = role.built.get(name)
+    if value is not None:
+        return value is False
+    return ctx.model is not None
 
 
-@rule("permute-fusion-dispatcher", cites="mindspeed/features_manager/fusions/fused_moe_permute.py")
+def _dispatcher(role: RoleView) -> Optional[str]:
+    value = role.built.get("moe_token_dispatcher_type")
+    return value if isinstance(value, str) else None
+
+
+@rule("permute-fusion-dispatcher", cites="mindspeed/features_manager/fusions/fused_moe_permute.py validate_args",
+      holds_for="MindSpeed 2.2.0+")
 def permute_fusion_dispatcher(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """Fused permute fails with the allgather dispatcher; an unset dispatcher comes from the model bridge."""
+    """Fused permute fails with the allgather dispatcher, and with a capacity factor unless inputs are padded."""
     if not (role.on(PERMUTE) or role.on("moe_permute_fusion")):
         return
-    if role.otc.get("moe_token_dispatcher_type") == "allgather":
+    if _dispatcher(role) == "allgather":
         yield error(
             role.key("moe_token_dispatcher_type"),
-            "fused permute/unpermute and moe_token_dispatcher_type=allgather cannot be combined",
+            tr("fused permute/unpermute and moe_token_dispatcher_type=allgather cannot be combined"),
             "permute-fusion-dispatcher", override=role.set_line("moe_token_dispatcher_type", "alltoall"),
         )
-    if role.otc.get("moe_expert_capacity_factor") is not None and not role.on("moe_pad_expert_input_to_capacity"):
+    if role.get("moe_expert_capacity_factor") is not None and not role.on("moe_pad_expert_input_to_capacity"):
         yield error(
             role.key("moe_expert_capacity_factor"),
-            "fused permute/unpermute with moe_expert_capacity_factor requires moe_pad_expert_input_to_capacity=True",
+            tr("fused permute/unpermute with moe_expert_capacity_factor requires moe_pad_expert_input_to_capacity=True"),
             "permute-fusion-dispatcher", override=role.set_line("moe_pad_expert_input_to_capacity", True),
         )
 
 
-@rule("moe-async-comm-alone", cites="mindspeed/features_manager/moe/tp_extend_ep.py (no patch of its own)")
+@rule("moe-pad-needs-capacity", cites=_MCORE_TC, holds_for="megatron-core 0.12.1 and 0.16.1")
+def pad_needs_capacity(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    if role.on("moe_pad_expert_input_to_capacity") and role.get("moe_expert_capacity_factor") is None:
+        yield error(
+            role.key("moe_pad_expert_input_to_capacity"),
+            tr("moe_pad_expert_input_to_capacity=True requires moe_expert_capacity_factor"),
+            "moe-pad-needs-capacity", override=role.set_line("moe_pad_expert_input_to_capacity", False),
+        )
+
+
+@rule("alltoall-seq-etp", cites=_MCORE_TC + " (alltoall_seq needs ETP == TP)", holds_for="megatron-core 0.12.1")
+def alltoall_seq_etp(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    if _dispatcher(role) == "alltoall_seq" and role.etp != role.tp and ctx.core < (0, 16):
+        yield error(
+            role.mkey("expert_tensor_parallel_size"),
+            tr("moe_token_dispatcher_type=alltoall_seq requires expert_tensor_parallel_size equal to "
+               "tensor_model_parallel_size (got {etp} and {tp})", etp=role.etp, tp=role.tp),
+            "alltoall-seq-etp", override=role.mset_line("expert_tensor_parallel_size", role.tp),
+        )
+
+
+@rule("moe-async-comm-alone", cites=_MS_MOE + "tp_extend_ep.py (no patch of its own)",
+      holds_for="MindSpeed 2.2.0+")
 def moe_async_comm_alone(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    if role.on("moe_permutation_async_comm") and not any(role.on(k) for k in _OVERLAP):
+    if role.on("moe_permutation_async_comm") and not any(role.on(k) for k in (
+            "moe_tp_extend_ep", "moe_alltoall_overlap_comm", "moe_allgather_overlap_comm")):
         yield warning(
             role.key("moe_permutation_async_comm"),
-            "moe_permutation_async_comm=True has no effect on its own: it is a precondition of "
-            + ", ".join(_OVERLAP),
+            tr("moe_permutation_async_comm=True has no effect on its own: it is a precondition of moe_tp_extend_ep, "
+               "moe_alltoall_overlap_comm and moe_allgather_overlap_comm"),
             "moe-async-comm-alone",
-            hint="with moe_token_dispatcher_type=alltoall, add e.g. moe_alltoall_overlap_comm=True "
-                 "(needs moe_grouped_gemm=True)",
+            hint=tr("with moe_token_dispatcher_type=alltoall, add e.g. moe_alltoall_overlap_comm=True "
+                    "(needs moe_grouped_gemm=True)"),
         )
 
 
-@rule("moe-overlap-prerequisites", cites="mindspeed/features_manager/moe/{moe_alltoall_overlap,"
-      "moe_allgather_overlap,tp_extend_ep}.py")
-def moe_overlap_prerequisites(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """Prerequisites of MindSpeed's MoE overlap features; a dispatcher the user did not set comes from the bridge."""
-    dispatcher = role.otc.get("moe_token_dispatcher_type")
-    key = "moe-overlap-prerequisites"
-    if role.on("moe_alltoall_overlap_comm"):
-        if dispatcher is not None and dispatcher not in ("alltoall", "alltoall_seq"):
-            yield error(role.key("moe_token_dispatcher_type"), f"moe_alltoall_overlap_comm=True requires "
-                        f"moe_token_dispatcher_type=alltoall or alltoall_seq (got {dispatcher})", key,
-                        override=role.set_line("moe_token_dispatcher_type", "alltoall"))
-        if not role.on("moe_grouped_gemm"):
-            yield error(role.key("moe_grouped_gemm"), "moe_alltoall_overlap_comm=True requires moe_grouped_gemm=True",
-                        key, override=role.set_line("moe_grouped_gemm", True))
-        if dispatcher == "alltoall_seq" and not role.on("moe_permutation_async_comm"):
-            yield error(role.key("moe_permutation_async_comm"), "moe_alltoall_overlap_comm=True with "
-                        "moe_token_dispatcher_type=alltoall_seq requires moe_permutation_async_comm=True", key,
-                        override=role.set_line("moe_permutation_async_comm", True))
-        if dispatcher == "alltoall" and role.on("moe_tp_extend_ep"):
-            yield error(role.key("moe_tp_extend_ep"), "moe_alltoall_overlap_comm=True with "
-                        "moe_token_dispatcher_type=alltoall and moe_tp_extend_ep=True cannot be combined", key)
-        if role.ep == 1 and release_at_least(ctx.release, (26, 1, 0)):
-            yield error(role.mkey("expert_model_parallel_size"),
-                        "moe_alltoall_overlap_comm=True requires expert_model_parallel_size > 1", key)
-    if role.on("moe_allgather_overlap_comm"):
-        if dispatcher is not None and dispatcher != "allgather":
-            yield error(role.key("moe_token_dispatcher_type"), "moe_allgather_overlap_comm=True requires "
-                        f"moe_token_dispatcher_type=allgather (got {dispatcher})", key,
-                        override=role.set_line("moe_token_dispatcher_type", "allgather"))
-        for need in ("moe_permutation_async_comm", "moe_grouped_gemm"):
-            if not role.on(need):
-                yield error(role.key(need), f"moe_allgather_overlap_comm=True requires {need}=True", key,
-                            override=role.set_line(need, True))
-    if role.on("moe_tp_extend_ep"):
-        for need in ("moe_permutation_async_comm", "moe_grouped_gemm"):
-            if not role.on(need):
-                yield error(role.key(need), f"moe_tp_extend_ep=True requires {need}=True", key,
-                            override=role.set_line(need, True))
-        if role.otc.get("moe_expert_capacity_factor") is not None:
-            yield error(role.key("moe_expert_capacity_factor"),
-                        "moe_tp_extend_ep=True requires moe_expert_capacity_factor=null", key)
+@rule("moe-overlap-dispatcher-in-dict", cites=_MS_MOE + "moe_alltoall_overlap.py register_patches (gated on "
+      "hasattr(args, 'moe_token_dispatcher_type'))", holds_for="MindSpeed 2.2.0+")
+def overlap_dispatcher_in_dict(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """The overlap patches register only when the dispatcher is in MindSpeed's namespace: the dict."""
+    if role.sent is None:
+        return
+    for switch in ("moe_alltoall_overlap_comm", "moe_allgather_overlap_comm"):
+        if role.ns.get(switch) is True and not role.in_ns("moe_token_dispatcher_type"):
+            yield warning(
+                role.key(switch),
+                tr("{switch}=True has no effect: MindSpeed applies it only when moe_token_dispatcher_type is in "
+                   "override_transformer_config, and the model bridge sets the dispatcher elsewhere", switch=switch),
+                "moe-overlap-dispatcher-in-dict",
+                override=role.set_line("moe_token_dispatcher_type", _dispatcher(role) or "alltoall"),
+            )
 
 
-@rule("mc2-requires-sp-tp", cites="mindspeed/features_manager/tensor_parallel/mc2.py")
+@rule("moe-alltoall-overlap", cites=_MS_MOE + "moe_alltoall_overlap.py validate_args",
+      holds_for="MindSpeed 2.2.0+ (EP > 1 from 26.1.0)")
+def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    if not role.on("moe_alltoall_overlap_comm"):
+        return
+    key, dispatcher = "moe-alltoall-overlap", _dispatcher(role)
+    if dispatcher is not None and dispatcher not in ("alltoall", "alltoall_seq"):
+        yield error(role.key("moe_token_dispatcher_type"), tr(
+            "moe_alltoall_overlap_comm=True requires moe_token_dispatcher_type=alltoall or alltoall_seq (got {value})",
+            value=dispatcher), key, override=role.set_line("moe_token_dispatcher_type", "alltoall"))
+        return
+    if role.ep == 1 and release_at_least(ctx.release, (26, 1, 0)):
+        yield error(role.mkey("expert_model_parallel_size"),
+                    tr("moe_alltoall_overlap_comm=True requires expert_model_parallel_size > 1"), key)
+    if _known_false(role, ctx, "moe_grouped_gemm"):
+        yield error(role.key("moe_grouped_gemm"), tr("moe_alltoall_overlap_comm=True requires moe_grouped_gemm=True"),
+                    key, override=role.set_line("moe_grouped_gemm", True))
+    if dispatcher == "alltoall" and role.on("moe_tp_extend_ep"):
+        yield error(role.key("moe_tp_extend_ep"), tr(
+            "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall and moe_tp_extend_ep=True cannot "
+            "be combined (use alltoall_seq)"), key, override=role.set_line("moe_token_dispatcher_type", "alltoall_seq"))
+    if dispatcher == "alltoall_seq":
+        if not role.on("moe_permutation_async_comm"):
+            yield error(role.key("moe_permutation_async_comm"), tr(
+                "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall_seq requires "
+                "moe_permutation_async_comm=True"), key, override=role.set_line("moe_permutation_async_comm", True))
+        if role.tp > 1 and not role.on("moe_tp_extend_ep"):
+            yield error(role.key("moe_tp_extend_ep"), tr(
+                "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall_seq and "
+                "tensor_model_parallel_size > 1 requires moe_tp_extend_ep=True"), key,
+                override=role.set_line("moe_tp_extend_ep", True))
+
+
+@rule("moe-allgather-overlap", cites=_MS_MOE + "moe_allgather_overlap.py validate_args",
+      holds_for="MindSpeed 2.2.0+")
+def allgather_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """The bridges set the alltoall dispatcher, so the allgather overlap needs the dispatcher in the dict."""
+    if not role.on("moe_allgather_overlap_comm"):
+        return
+    key, dispatcher = "moe-allgather-overlap", _dispatcher(role)
+    if dispatcher is not None and dispatcher != "allgather":
+        yield error(role.key("moe_token_dispatcher_type"), tr(
+            "moe_allgather_overlap_comm=True requires moe_token_dispatcher_type=allgather (got {value}, which the "
+            "model bridge sets unless the dict says otherwise)", value=dispatcher), key,
+            override=role.set_line("moe_token_dispatcher_type", "allgather"))
+    if not role.on("moe_permutation_async_comm"):
+        yield error(role.key("moe_permutation_async_comm"), tr(
+            "moe_allgather_overlap_comm=True requires moe_permutation_async_comm=True"), key,
+            override=role.set_line("moe_permutation_async_comm", True))
+    if _known_false(role, ctx, "moe_grouped_gemm"):
+        yield error(role.key("moe_grouped_gemm"), tr("moe_allgather_overlap_comm=True requires moe_grouped_gemm=True"),
+                    key, override=role.set_line("moe_grouped_gemm", True))
+
+
+@rule("moe-tp-extend-ep", cites=_MS_MOE + "tp_extend_ep.py validate_args", holds_for="MindSpeed 2.2.0+")
+def tp_extend_ep(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    if not role.on("moe_tp_extend_ep"):
+        return
+    key = "moe-tp-extend-ep"
+    experts = role.built.get("num_experts")
+    if experts is None:
+        value = ctx.model.num_experts if ctx.model is not None and ctx.model.is_moe else "<num_experts>"
+        yield error(role.key("num_experts"), tr(
+            "moe_tp_extend_ep=True requires num_experts in override_transformer_config: MindSpeed reads it there "
+            "and fails with AttributeError without it"), key, override=role.set_line("num_experts", value))
+    elif isinstance(experts, int) and experts % (role.tp * role.ep):
+        yield error(role.key("moe_tp_extend_ep"), tr(
+            "moe_tp_extend_ep=True requires num_experts divisible by tensor_model_parallel_size x "
+            "expert_model_parallel_size = {size} (got {experts})", size=role.tp * role.ep, experts=experts), key)
+    if not role.on("moe_permutation_async_comm"):
+        yield error(role.key("moe_permutation_async_comm"), tr(
+            "moe_tp_extend_ep=True requires moe_permutation_async_comm=True"), key,
+            override=role.set_line("moe_permutation_async_comm", True))
+    if _known_false(role, ctx, "moe_grouped_gemm"):
+        yield error(role.key("moe_grouped_gemm"), tr("moe_tp_extend_ep=True requires moe_grouped_gemm=True"), key,
+                    override=role.set_line("moe_grouped_gemm", True))
+    if role.get("moe_expert_capacity_factor") is not None:
+        yield error(role.key("moe_expert_capacity_factor"),
+                    tr("moe_tp_extend_ep=True requires moe_expert_capacity_factor=null"), key,
+                    override=role.set_line("moe_expert_capacity_factor", None))
+
+
+@rule("mc2-requires-sp-tp", cites="mindspeed/features_manager/tensor_parallel/mc2.py register_patches, "
+      "validate_args", holds_for="MindSpeed 26.0.0+ raise; 2.2.0-2.3.0 warn and skip MC2")
 def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """MC2 reads TP (and on 2.2.0 SP) from MindSpeed's namespace, then validates the built config."""
+    if role.ns.get("use_ascend_mc2") is True:
+        needed = ["tensor_model_parallel_size"] + (["sequence_parallel"] if ctx.release.startswith("2.2.") else [])
+        missing = [k for k in needed if not role.in_ns(k)]
+        if missing:
+            yield error(role.key("use_ascend_mc2"), tr(
+                "use_ascend_mc2=True requires {keys} in override_transformer_config: MindSpeed's MC2 patch reads "
+                "them there and fails with AttributeError without them", keys=", ".join(missing)),
+                "mc2-requires-sp-tp", override=" ".join(
+                    role.set_line(k, role.tp if k == "tensor_model_parallel_size" else True) for k in missing))
+            return
     if not role.on("use_ascend_mc2"):
         return
-    # MindSpeed 26.0.0+ raise; 2.x warn and silently skip the MC2 patch.
     make = error if release_at_least(ctx.release, (26, 0, 0)) else warning
-    if role.tp == 1:
-        yield make(
-            role.mkey("tensor_model_parallel_size"), "use_ascend_mc2=True requires tensor_model_parallel_size > 1",
-            "mc2-requires-sp-tp", override=role.mset_line("tensor_model_parallel_size", 2),
-        )
+    if role.built_size("tensor_model_parallel_size") == 1:
+        yield make(role.mkey("tensor_model_parallel_size"),
+                   tr("use_ascend_mc2=True requires tensor_model_parallel_size > 1"),
+                   "mc2-requires-sp-tp", override=role.mset_line("tensor_model_parallel_size", 2))
     elif role.sequence_parallel is False:
-        yield make(
-            role.key("sequence_parallel"), "use_ascend_mc2=True requires sequence_parallel=True",
-            "mc2-requires-sp-tp", override=role.set_line("sequence_parallel", True),
-        )
+        yield make(role.key("sequence_parallel"), tr("use_ascend_mc2=True requires sequence_parallel=True"),
+                   "mc2-requires-sp-tp", override=role.set_line("sequence_parallel", True))
 
 
-@rule("mc2-conflicts", cites="mindspeed/features_manager/tensor_parallel/mc2.py; MindSpeed MC2 docs")
+@rule("mc2-conflicts", cites="mindspeed/features_manager/tensor_parallel/mc2.py; moe/moe_alltoall_overlap.py; "
+      "MindSpeed MC2 docs", holds_for="MindSpeed 2.2.0+")
 def mc2_conflicts(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if not role.on("use_ascend_mc2"):
         return
     for other in ("use_ascend_coc", "moe_alltoall_overlap_comm", "moe_allgather_overlap_comm",
                   "use_pipe_experts", "use_nanopipe"):
         if role.on(other):
-            yield error(role.key(other), f"use_ascend_mc2=True and {other}=True cannot be combined", "mc2-conflicts")
-    if role.ep > 1 or role.otc.get("num_moe_experts"):
+            yield error(role.key(other), tr("use_ascend_mc2=True and {other}=True cannot be combined", other=other),
+                        "mc2-conflicts", override=role.set_line(other, False))
+    if role.ep > 1 or role.get("num_moe_experts"):
         yield warning(
             role.key("use_ascend_mc2"),
-            "use_ascend_mc2=True on a MoE model: MindSpeed's documentation says MC2 is not for MoE models",
+            tr("use_ascend_mc2=True on a MoE model: MindSpeed's documentation says MC2 is not for MoE models"),
             "mc2-conflicts",
         )
+
+
+__all__ = ["PERMUTE", "fmt"]

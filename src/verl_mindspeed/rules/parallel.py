@@ -1,118 +1,137 @@
-"""Rules on parallel sizes: SP, CP sizes, device count, mbridge with VPP."""
+"""Rules on parallel sizes: SP, CP sizes, device count, VPP, uneven pipeline stages."""
 
 from __future__ import annotations
 
 from typing import Iterable
 
 from ..errors import Issue
+from ..i18n import tr
 from ._base import Context, RoleView, error, rule, warning
 
-@rule("sp-requires-tp", cites="megatron-core 0.12.1 megatron/core/model_parallel_config.py __post_init__")
+_MCORE_MPC = "megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__"
+_MCORE_TC = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
+
+
+@rule("sp-requires-tp", cites=_MCORE_MPC, holds_for="megatron-core 0.12.1 and 0.16.1")
 def sp_requires_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """verl turns its own megatron.sequence_parallel off at TP=1, but the dict's value goes to megatron as is."""
-    if role.on("sequence_parallel") and role.tp == 1:
+    if role.given.get("sequence_parallel") is True and role.built_size("tensor_model_parallel_size") == 1:
         yield error(
             role.key("sequence_parallel"),
-            "sequence_parallel=True requires tensor_model_parallel_size > 1 (got 1)",
-            "sp-requires-tp", hint="megatron raises 'Can not use sequence parallelism without tensor parallelism'; "
-            "raise TP or drop the key", override=role.mset_line("tensor_model_parallel_size", 2),
+            tr("sequence_parallel=True requires tensor_model_parallel_size > 1 (got 1)"),
+            "sp-requires-tp", hint=tr("megatron raises 'Can not use sequence parallelism without tensor "
+                                      "parallelism'; raise TP or drop the key"),
+            override=role.mset_line("tensor_model_parallel_size", 2),
         )
 
 
-@rule("ep-tp-requires-sp", cites="megatron-core 0.12.1 megatron/core/model_parallel_config.py __post_init__")
+@rule("ep-tp-requires-sp", cites=_MCORE_MPC,
+      holds_for="megatron-core 0.12.1 raises; 0.16.1 only warns")
 def ep_tp_requires_sp(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    if role.ep > 1 and role.tp > 1 and role.sequence_parallel is False:
-        yield error(
+    if role.built_size("expert_model_parallel_size") > 1 and role.built_size("tensor_model_parallel_size") > 1 \
+            and role.sequence_parallel is False:
+        make = error if ctx.core < (0, 16) else warning
+        yield make(
             role.key("sequence_parallel"),
-            f"expert_model_parallel_size={role.ep} with tensor_model_parallel_size={role.tp} requires "
-            "sequence_parallel=True",
+            tr("expert_model_parallel_size={ep} with tensor_model_parallel_size={tp} requires sequence_parallel=True",
+               ep=role.ep, tp=role.tp),
             "ep-tp-requires-sp", override=role.set_line("sequence_parallel", True),
         )
 
 
-@rule("cp-sizes-agree", cites="verl/workers/engine/mindspeed/transformer_impl.py _mindspeed_repatch; "
-      "mindspeed/megatron_adaptor.py repatch")
+@rule("cp-sizes-agree", holds_for="verl 0.6.0 and later",
+      cites="verl/workers/engine/mindspeed/transformer_impl.py _mindspeed_repatch; mindspeed/megatron_adaptor.py repatch")
 def cp_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """CP is listed twice in the guide: verl's size and the size MindSpeed reads must be equal."""
-    dict_cp = role.otc.get("context_parallel_size")
+    dict_cp = role.given.get("context_parallel_size")
     if isinstance(dict_cp, int) and not isinstance(dict_cp, bool) and dict_cp != role.cp:
         yield error(
             role.key("context_parallel_size"),
-            f"override_transformer_config.context_parallel_size={dict_cp} and "
-            f"megatron.context_parallel_size={role.cp} must be equal",
+            tr("override_transformer_config.context_parallel_size={dict_cp} and megatron.context_parallel_size={cp} "
+               "must be equal", dict_cp=dict_cp, cp=role.cp),
             "cp-sizes-agree",
-            hint="verl builds process groups from megatron.context_parallel_size, MindSpeed patches from the dict",
+            hint=tr("verl builds process groups from megatron.context_parallel_size, MindSpeed patches from the dict"),
             override=role.set_line("context_parallel_size", role.cp),
         )
 
 
-@rule("model-parallel-divides-world", cites="megatron/core/parallel_state.py initialize_model_parallel")
+@rule("model-parallel-divides-world", holds_for="megatron-core 0.12.1 and 0.16.1",
+      cites="megatron/core/parallel_state.py initialize_model_parallel")
 def model_parallel_divides_world(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """TP x PP x CP must divide the number of devices."""
     size = role.tp * role.pp * role.cp
     if ctx.world_size and ctx.world_size % size:
         yield error(
             role.mkey("tensor_model_parallel_size"),
-            f"tensor_model_parallel_size x pipeline_model_parallel_size x context_parallel_size = "
-            f"{role.tp} x {role.pp} x {role.cp} = {size} must divide the device count "
-            f"trainer.nnodes x trainer.n_gpus_per_node = {ctx.world_size}",
+            tr("tensor_model_parallel_size x pipeline_model_parallel_size x context_parallel_size = "
+               "{tp} x {pp} x {cp} = {size} must divide the device count trainer.nnodes x trainer.n_gpus_per_node = "
+               "{world}", tp=role.tp, pp=role.pp, cp=role.cp, size=size, world=ctx.world_size),
             "model-parallel-divides-world",
-            hint="change a parallel size or the number of devices",
+            hint=tr("change a parallel size or the number of devices"),
         )
 
 
-@rule("expert-parallel-divides-world", cites="megatron/core/parallel_state.py initialize_model_parallel "
-      "(expert-data-parallel group)")
+@rule("expert-parallel-divides-world", holds_for="megatron-core 0.12.1 and 0.16.1",
+      cites="megatron/core/parallel_state.py initialize_model_parallel (expert-data-parallel group)")
 def expert_parallel_divides_world(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """ETP x EP x PP must divide the number of devices."""
     size = role.etp * role.ep * role.pp
     if ctx.world_size and ctx.world_size % size:
         yield error(
             role.mkey("expert_model_parallel_size"),
-            f"expert_tensor_parallel_size x expert_model_parallel_size x pipeline_model_parallel_size = "
-            f"{role.etp} x {role.ep} x {role.pp} = {size} must divide the device count {ctx.world_size}",
+            tr("expert_tensor_parallel_size x expert_model_parallel_size x pipeline_model_parallel_size = "
+               "{etp} x {ep} x {pp} = {size} must divide the device count {world}",
+               etp=role.etp, ep=role.ep, pp=role.pp, size=size, world=ctx.world_size),
             "expert-parallel-divides-world",
         )
 
 
-@rule("mbridge-vpp", cites="MindSpeed docs/zh/user-guide/verl.md (mbridge cannot be combined with VPP)")
+@rule("mbridge-vpp", holds_for="verl on NPU", cites="MindSpeed docs/zh/user-guide/verl.md (mbridge cannot be "
+                                                      "combined with VPP)")
 def mbridge_vpp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """mbridge and virtual pipeline parallelism cannot be combined on NPU."""
     if role.megatron.get("use_mbridge") is True and (role.vpp or 1) > 1:
         yield error(
             role.mkey("virtual_pipeline_model_parallel_size"),
-            f"use_mbridge=True and virtual_pipeline_model_parallel_size={role.vpp} cannot be combined on NPU",
-            "mbridge-vpp", hint="set the VPP size to null, or use_mbridge=False with a dist checkpoint",
+            tr("use_mbridge=True and virtual_pipeline_model_parallel_size={vpp} cannot be combined on NPU",
+               vpp=role.vpp),
+            "mbridge-vpp", hint=tr("set the VPP size to null, or use_mbridge=False with a dist checkpoint"),
             override=role.mset_line("virtual_pipeline_model_parallel_size", None),
         )
 
 
-@rule("vpp-requires-pp", cites="megatron/core/parallel_state.py (virtual pipeline needs PP > 1)")
+@rule("vpp-requires-pp", holds_for="megatron-core 0.12.1 and 0.16.1",
+      cites="megatron/core/parallel_state.py initialize_model_parallel (RuntimeError: virtual pipeline without "
+            "pipeline parallelism)")
 def vpp_requires_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    if (role.vpp or 1) > 1 and role.pp == 1:
+    """Any VPP size, even 1, with PP=1 fails when Megatron's parallel state is initialized."""
+    if role.vpp is not None and role.pp == 1:
         yield error(
             role.mkey("virtual_pipeline_model_parallel_size"),
-            f"virtual_pipeline_model_parallel_size={role.vpp} requires pipeline_model_parallel_size > 1",
+            tr("virtual_pipeline_model_parallel_size={vpp} requires pipeline_model_parallel_size > 1", vpp=role.vpp),
             "vpp-requires-pp", override=role.mset_line("virtual_pipeline_model_parallel_size", None),
         )
 
 
-
-@rule("uneven-pp-needs-middle", cites="megatron-core 0.12.1 megatron/core/transformer/transformer_config.py "
-      "(remaining layers divided by PP minus the uneven stages)")
+@rule("uneven-pp-needs-middle", cites=_MCORE_TC,
+      holds_for="PP=1: megatron-core 0.12.1 (ZeroDivisionError) and 0.16.1 (ValueError); both stages at PP=2: "
+                "0.12.1 only")
 def uneven_pp_needs_middle(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    first = role.otc.get("num_layers_in_first_pipeline_stage")
-    last = role.otc.get("num_layers_in_last_pipeline_stage")
+    first = role.given.get("num_layers_in_first_pipeline_stage")
+    last = role.given.get("num_layers_in_last_pipeline_stage")
     uneven = [n for n in ("num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage")
-              if role.otc.get(n) is not None]
+              if role.given.get(n) is not None]
     if uneven and role.pp == 1:
-        yield warning(role.key(uneven[0]), f"{uneven[0]} has no effect: pipeline_model_parallel_size is 1",
-                      "uneven-pp-needs-middle")
-    elif first is not None and last is not None and role.pp == 2:
+        yield error(
+            role.key(uneven[0]),
+            tr("{key} requires pipeline_model_parallel_size > 1 (got 1)", key=uneven[0]),
+            "uneven-pp-needs-middle", override=role.set_line(uneven[0], None),
+        )
+    elif first is not None and last is not None and role.pp == 2 and ctx.core < (0, 16):
         yield error(
             role.key("num_layers_in_last_pipeline_stage"),
-            "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage together require "
-            "pipeline_model_parallel_size > 2 (got 2)",
-            "uneven-pp-needs-middle", hint="megatron-core divides the remaining layers by PP - 2 and fails at PP=2; "
-            "set only one of them",
+            tr("num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage together require "
+               "pipeline_model_parallel_size > 2 (got 2)"),
+            "uneven-pp-needs-middle", hint=tr("megatron-core 0.12.1 divides the remaining layers by PP - 2 and fails "
+                                              "at PP=2; set only one of them"),
         )
