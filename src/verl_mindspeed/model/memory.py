@@ -209,7 +209,7 @@ def _stage(spec: ModelSpec, layout: Layout, world: int, stage: int, counts: list
     elif phase == "log_prob":
         parts = {"activations": logprob - lg_logprob, "logits": lg_logprob}
     else:
-        parts = {"optimizer_step": step}
+        parts = {"activations": 0.0, "logits": 0.0, "optimizer_step": step}
     ref = 0 if (opts.ref_param_offload or opts.workload != "rl") else weights
     if opts.reserve_gib is not None:
         extra = {"runtime": opts.reserve_gib * GIB}
@@ -229,10 +229,17 @@ def _stage(spec: ModelSpec, layout: Layout, world: int, stage: int, counts: list
                           stages=(summary,), **values)
 
 
+@lru_cache(maxsize=8192)
+def _params(spec: ModelSpec, tp: int, pp: int, ep: int, etp: int, first: Optional[int], last: Optional[int]):
+    return stage_parameters(spec, Layout(tp=tp, pp=pp, ep=ep, etp=etp, first_stage_layers=first,
+                                         last_stage_layers=last))
+
+
 def estimate_memory(spec: ModelSpec, layout: Layout, world: int, opts: MemoryOptions = MemoryOptions()
                     ) -> Optional[MemoryEstimate]:
     """The estimate for the pipeline stage with the highest peak, or ``None`` when the layers do not split."""
-    stages = stage_parameters(spec, layout)
+    stages = _params(spec, layout.tp, layout.pp, layout.ep, layout.etp, layout.first_stage_layers,
+                     layout.last_stage_layers)
     counts = stage_layer_counts(spec.num_layers, layout.pp, layout.first_stage_layers, layout.last_stage_layers)
     if stages is None or counts is None:
         return None
