@@ -1,6 +1,7 @@
 """Activation bytes per device during the actor update: per layer, per model chunk, per pipeline stage.
 
-Every term is documented with its formula in ``docs/model-checks.md``. Per token of one
+Every term is documented with its formula in ``docs/model-checks.md``; :mod:`._engine`
+assembles them per stage and chunk. Per token of one
 micro-batch, a layer stores named *parts*; a part is either *sharded* (split over the
 attention heads or MLP columns, so divided by TP) or *replicated* (the hidden stream,
 divided by TP only with sequence parallelism). Selective recompute removes the parts of
@@ -14,10 +15,9 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from .recompute import Recompute
 from .spec import ModelSpec
 
-__all__ = ["Part", "chunk_in_flight", "layer_parts", "logits_bytes", "stage_activation_bytes"]
+__all__ = ["Part", "chunk_in_flight", "cp_transient_per_token", "layer_parts", "logits_bytes"]
 
 RING_LIKE = ("megatron_cp_algo", "hybrid_cp_algo", "adaptive_cp_algo", "hybrid_adaptive_cp_algo")
 ULYSSES_LIKE = ("ulysses_cp_algo", "hybrid_cp_algo", "hybrid_adaptive_cp_algo")
@@ -98,18 +98,6 @@ def layer_parts(spec: ModelSpec, moe: bool, *, tp: int = 1, cp: int = 1, cp_algo
     return tuple(parts)
 
 
-def per_token(parts: tuple[Part, ...], tp: int, sp: bool, removed: tuple[str, ...] = ()) -> tuple[float, float]:
-    """(kept, discarded) bytes per token on one TP rank."""
-    kept = dropped = 0.0
-    for part in parts:
-        size = part.bytes / (tp if (part.sharded or sp) else 1)
-        if part.module is not None and (part.module in removed or (part.module == "moe_act" and "moe" in removed)):
-            dropped += size
-        else:
-            kept += size
-    return kept, dropped
-
-
 def cp_transient_per_token(spec: ModelSpec, cp: int, cp_algo: str, ulysses: Optional[int]) -> float:
     """Communication buffers one layer's attention holds at its peak (backward), per token and all heads."""
     if cp <= 1:
@@ -164,58 +152,3 @@ def logits_bytes(spec: ModelSpec, tokens: float, tp: int, sp: bool, *, fused: bo
         return update, forward
     per_entry = 10 if (entropy and workload == "rl") else 6
     return stream + tokens * vt * per_entry, (tokens * vt * 10 if workload == "rl" else 0.0)
-
-
-@dataclass(frozen=True)
-class StageActivations:
-    """Bytes of one pipeline stage at its peak of the update."""
-
-    stored: float
-    """Activations kept for the backward of all micro-batches in flight."""
-    transient: float
-    """The largest short-lived buffer: a replayed recompute unit, CP/EP communication buffers."""
-    logits: float
-    """The output layer's logits, softmax and entropy (last stage only)."""
-    chunks: tuple[float, ...]
-    """``stored`` per model chunk (VPP)."""
-
-
-def stage_activation_bytes(
-    chunks: list[tuple[int, int]],
-    in_flight: list[int],
-    *,
-    dense_layer: tuple[float, float],
-    moe_layer: tuple[float, float],
-    checkpoint: float,
-    recompute: Recompute,
-    transient_layer: float,
-    logits: float,
-) -> StageActivations:
-    """Assemble a stage from per-layer bytes of one micro-batch.
-
-    ``chunks``: (dense layers, MoE layers) per model chunk, in order.
-    ``dense_layer``/``moe_layer``: (kept, discarded) bytes of one layer under selective recompute.
-    ``checkpoint``: the input of one layer (what full recompute keeps per unit).
-    """
-    stored_per_chunk, transient = [], transient_layer
-    for (dense, moe), flight in zip(chunks, in_flight):
-        layers = dense + moe
-        full_dense, full_moe = sum(dense_layer), sum(moe_layer)
-        largest = full_moe if moe else full_dense
-        if recompute.full and layers:
-            n = min(recompute.num_layers or 1, layers)
-            if recompute.method == "block":
-                rest_moe = min(moe, layers - n)  # dense layers come first (DeepSeek's first_k_dense_replace)
-                rest_dense = layers - n - rest_moe
-                one = n * checkpoint + rest_dense * full_dense + rest_moe * full_moe
-                replay = largest
-            else:
-                one = math.ceil(layers / n) * checkpoint
-                replay = n * largest
-            transient = max(transient, replay + transient_layer)
-        else:
-            one = dense * dense_layer[0] + moe * moe_layer[0]
-            if layers:
-                transient = max(transient, (moe_layer[1] if moe else dense_layer[1]) + transient_layer)
-        stored_per_chunk.append(one * flight)
-    return StageActivations(sum(stored_per_chunk), transient, logits, tuple(stored_per_chunk))

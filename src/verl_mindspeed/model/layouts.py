@@ -17,7 +17,7 @@ peak memory; or by peak memory alone. Layouts that do not fit follow, lowest mem
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
 from ..catalog.universe import DEFAULT_RELEASE
@@ -25,7 +25,8 @@ from ._constraints import balanced_pipeline_split, experts_split, ffn_split, gro
     pipeline_splits, vpp_splits
 from ._layout import Layout, stage_layer_counts
 from .cp import READS_SEQ_LENGTH, algorithms_of, cp_variants
-from .memory import COMPONENTS, GIB, MemoryEstimate, MemoryOptions, estimate_memory
+from . import _engine
+from .memory import COMPONENTS, GIB, MemoryEstimate, MemoryOptions, estimate_from_profile, stage_summaries
 from .recompute import FULL_UNIFORM_1, NO_RECOMPUTE, Recompute
 from .spec import ModelSpec
 from .throughput import StepTime, step_time
@@ -39,6 +40,8 @@ _OTC = f"++{_ACTOR}.override_transformer_config"  # ++ adds or replaces: safe on
 MAX_LAYERS = 1024
 """Configs with more layers are refused: no trained model has them, and the work grows with them."""
 MAX_WORLD = 65536
+MIN_TOKENS_PER_CP_RANK = 256
+"""CP is enumerated while each rank keeps at least this many tokens of a micro-batch."""
 
 
 @dataclass(frozen=True)
@@ -48,12 +51,26 @@ class LayoutPlan:
     layout: Layout
     memory: MemoryEstimate
     fits: bool
-    overrides: tuple[str, ...]
+    spec: Optional[ModelSpec] = field(default=None, compare=False, repr=False)
+    options: MemoryOptions = field(default=MemoryOptions(), compare=False, repr=False)
     time: Optional[StepTime] = None
     relative_time: float = 1.0
     """The proxy step time over the best fitting layout's (1.0 is the fastest)."""
     tried: tuple[tuple[str, float], ...] = ()
     """(recompute choice, peak GiB) of every recompute choice estimated for this layout."""
+    profile: object = field(default=None, compare=False, repr=False)
+    """The built memory profile, for per-stage detail on demand."""
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        """The Hydra overrides that select this layout and the run options the estimate assumed."""
+        return layout_overrides(self.spec, self.layout, self.options) if self.spec is not None else ()
+
+    def stages(self) -> list[dict]:
+        """Per stage: layers, peak, stored activations and their split over model chunks (bytes)."""
+        if self.memory.stages or self.profile is None:
+            return list(self.memory.stages)
+        return stage_summaries(self.profile, self.layout.recompute)
 
     def to_json(self) -> dict:
         lay, mem = self.layout, self.memory
@@ -75,7 +92,7 @@ class LayoutPlan:
             "peak_phase": mem.phase,
             "stages": [{"stage": s["stage"], "layers": s["layers"], "peak_gib": round(s["peak"] / GIB, 2),
                         "activations_gib": round(s["activations"] / GIB, 3),
-                        "chunk_activations_gib": [round(c / GIB, 3) for c in s["chunks"]]} for s in mem.stages],
+                        "chunk_activations_gib": [round(c / GIB, 3) for c in s["chunks"]]} for s in self.stages()],
             "resident_outside_update_gib": round(mem.resident_outside_update / GIB, 2),
             "recompute_tried": [{"recompute": label, "memory_gib_per_device": round(gib, 2)} for label, gib in self.tried],
             "fits": self.fits,
@@ -193,86 +210,111 @@ def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = M
     return tuple(lines)
 
 
-def _min_chunk(spec: ModelSpec, layout: Layout) -> int:
-    counts = stage_layer_counts(spec.num_layers, layout.pp, layout.first_stage_layers, layout.last_stage_layers)
-    return min(counts or [1]) // (layout.vpp or 1)
-
-
-def _choose(spec: ModelSpec, layout: Layout, world: int, limit: float, options: MemoryOptions,
-            ladder: list[Recompute]) -> tuple[Layout, MemoryEstimate, list[tuple[str, float]]]:
+def _choose(prof, layout: Layout, limit: float, ladder: list[Recompute], chunk: int, stage_of: dict
+            ) -> tuple[Recompute, list[tuple[str, float]]]:
     """The first recompute choice that fits ``limit`` bytes (else the lowest peak), and what was tried."""
     tried: list[tuple[str, float]] = []
-    lowest: list[tuple[Layout, MemoryEstimate]] = []
+    lowest: list[tuple[float, Recompute]] = []
 
-    def attempt(rc: Recompute) -> Optional[tuple[Layout, MemoryEstimate]]:
-        candidate = replace(layout, recompute=rc)
-        est = estimate_memory(spec, candidate, world, options)
-        if est is None:
-            return None
-        tried.append((rc.label(), est.peak / GIB))
-        if not lowest or est.peak < lowest[0][1].peak:
-            lowest[:] = [(candidate, est)]
-        return (candidate, est) if est.peak <= limit else None
+    def attempt(rc: Recompute) -> bool:
+        value, where = _engine.peak(prof, rc)
+        tried.append((rc.label(), value / GIB))
+        stage_of[rc] = where
+        if not lowest or value < lowest[0][0]:
+            lowest[:] = [(value, rc)]
+        return value <= limit
 
-    for rc in ladder:
-        found = attempt(rc)
-        if found:
-            return found[0], found[1], tried
-    if len(ladder) > 1:
-        lo, hi, fit = 1, _min_chunk(spec, layout) - 1, None
+    if attempt(ladder[0]) or len(ladder) == 1:
+        return (ladder[0] if tried[-1][1] * GIB <= limit else lowest[0][1]), tried
+    if not attempt(FULL_UNIFORM_1):  # the least memory recompute can reach: nothing fits
+        return lowest[0][1], tried
+    for rc in ladder[1:]:
+        if attempt(rc):
+            return rc, tried
+    if True:
+        lo, hi, fit = 1, chunk - 1, None
         while lo <= hi:  # the fewest block-recomputed layers that fit: memory falls as N grows
             mid = (lo + hi) // 2
-            found = attempt(Recompute("full", "block", mid))
-            if found:
-                fit, hi = found, mid - 1
+            if attempt(Recompute("full", "block", mid)):
+                fit, hi = Recompute("full", "block", mid), mid - 1
             else:
                 lo = mid + 1
-        fit = fit or attempt(FULL_UNIFORM_1)
         if fit:
-            return fit[0], fit[1], tried
-    return lowest[0][0], lowest[0][1], tried
+            return fit, tried
+    return FULL_UNIFORM_1, tried
 
 
 def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_memory_gib: float = 64.0,
                  options: MemoryOptions = MemoryOptions(), release: Optional[str] = DEFAULT_RELEASE,
                  sort: str = "throughput") -> list[LayoutPlan]:
-    """Every valid layout with its best split and recompute, ranked best first."""
+    """Every valid layout with its lowest-peak split and cheapest fitting recompute, ranked best first."""
     if spec.num_layers > MAX_LAYERS:
         raise ValueError(f"{spec.num_layers} layers is more than {MAX_LAYERS}")
     world = nnodes * gpus_per_node
     if world > MAX_WORLD:
         raise ValueError(f"{world} devices is more than {MAX_WORLD}")
     limit = device_memory_gib * GIB
-    forced = options.full_recompute
     base = replace(options, full_recompute=False)
-    ladder = [FULL_UNIFORM_1] if forced else recompute_ladder(spec)
-    plans, seen = [], {}
-    for layout in enumerate_layouts(spec, nnodes, gpus_per_node, options.seq_len, release=release, all_splits=True):
-        key = replace(layout, first_stage_layers=None, last_stage_layers=None)
-        if layout.pp > 1 and not layout.vpp:
-            probe = estimate_memory(spec, replace(layout, recompute=ladder[0]), world, base)
-            if probe is None:
-                continue
-            held = seen.get(key)
-            if held is not None and held[1] <= probe.peak:
-                continue
-            seen[key] = (layout, probe.peak)
+    ladder = [FULL_UNIFORM_1] if options.full_recompute else recompute_ladder(spec)
+    algorithms = algorithms_of(release)
+    plans = []
+    for tp in _divisors(gpus_per_node):
+        if world % tp or not (heads_split(spec, tp) and groups_split(spec, tp)) or ffn_split(spec, tp, 1):
             continue
-        seen[key] = (layout, 0)
-    for layout, _ in seen.values():
-        chosen, est, tried = _choose(spec, layout, world, limit, base, ladder)
-        plans.append(LayoutPlan(chosen, est, est.peak <= limit, layout_overrides(spec, chosen, options),
-                                tried=tuple(tried)))
-    return _rank(spec, plans, world, gpus_per_node, options, sort)
+        for pp in _divisors(world // tp):
+            if pp > spec.num_layers:
+                break
+            pipes = _pipelines(spec, pp)
+            if not pipes:
+                continue
+            for ep, etp in _expert_options(spec, world, tp, pp):
+                splits = _best_split(spec, Layout(tp=tp, pp=pp, ep=ep, etp=etp), world, base, ladder[0], pipes)
+                for cp in _divisors(world // (tp * pp)):
+                    if options.seq_len * options.micro_batch_size < cp * MIN_TOKENS_PER_CP_RANK and cp > 1:
+                        break
+                    variants = list(cp_variants(spec, tp, cp, options.seq_len, algorithms))
+                    for first, last, vpp in splits:
+                        shared = None
+                        for algo, degree in variants:
+                            layout = Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp, first_stage_layers=first,
+                                            last_stage_layers=last, cp_algo=algo, ulysses_degree=degree)
+                            prof = shared.variant(spec, layout, base) if shared else _engine.build(spec, layout, world,
+                                                                                                   base)
+                            if prof is None:
+                                break
+                            shared = prof
+                            chunk = min(prof.stages[i][9] for i in range(len(prof.stages))) // (vpp or 1)
+                            stage_of: dict = {}
+                            rc, tried = _choose(prof, layout, limit, ladder, chunk, stage_of)
+                            chosen = Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp, first_stage_layers=first,
+                                            last_stage_layers=last, cp_algo=algo, ulysses_degree=degree, recompute=rc)
+                            est = estimate_from_profile(prof, rc, all_stages=False, index=stage_of.get(rc))
+                            plans.append(LayoutPlan(chosen, est, est.peak <= limit, spec, options, tried=tuple(tried),
+                                                    profile=prof, time=step_time(spec, chosen, world, gpus_per_node,
+                                                                                 options.seq_len,
+                                                                                 options.micro_batch_size)))
+    return _rank(spec, plans, options, sort)
 
 
-def _rank(spec: ModelSpec, plans: list[LayoutPlan], world: int, gpus_per_node: int, options: MemoryOptions,
-          sort: str) -> list[LayoutPlan]:
-    timed = [replace(p, time=step_time(spec, p.layout, world, gpus_per_node, options.seq_len,
-                                       options.micro_batch_size)) for p in plans]
-    fastest = min((p.time.total for p in timed if p.fits), default=None) or \
-        min((p.time.total for p in timed), default=1.0)
-    timed = [replace(p, relative_time=p.time.total / fastest) for p in timed]
+def _best_split(spec: ModelSpec, layout: Layout, world: int, options: MemoryOptions, rc: Recompute,
+                pipes: list) -> list:
+    """The interleaved pipelines, plus the (first, last) split with the lowest peak (without CP)."""
+    interleaved = [p for p in pipes if p[2]]
+    plain = [p for p in pipes if not p[2]]
+    if len(plain) <= 1:
+        return plain + interleaved
+    scored = []
+    for first, last, _ in plain:
+        prof = _engine.build(spec, replace(layout, first_stage_layers=first, last_stage_layers=last), world, options)
+        if prof is not None:
+            scored.append((_engine.peak(prof, rc)[0], (first, last) != (None, None), len(scored), (first, last, None)))
+    return ([min(scored)[3]] if scored else []) + interleaved
+
+
+def _rank(spec: ModelSpec, plans: list[LayoutPlan], options: MemoryOptions, sort: str) -> list[LayoutPlan]:
+    """Sort, then fill in the step time relative to the fastest fitting layout."""
+    fitting = [p.time.total for p in plans if p.fits]
+    fastest = min(fitting or [p.time.total for p in plans] or [1.0])
 
     def key(p: LayoutPlan) -> tuple:
         if not p.fits:
@@ -281,4 +323,8 @@ def _rank(spec: ModelSpec, plans: list[LayoutPlan], world: int, gpus_per_node: i
             return (0, p.memory.peak, p.time.total)
         return (0, round(p.time.total, 9), p.memory.peak)
 
-    return sorted(timed, key=key)
+    plans.sort(key=key)
+    for p in plans:  # LayoutPlan is frozen only by convention here: fill the derived fields in place
+        object.__setattr__(p, "relative_time", p.time.total / fastest)
+    return plans
+

@@ -18,14 +18,11 @@ verl reloads it for the update: they lower ``resident_outside_update``, not the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property
 from typing import Any, Mapping, Optional
 
-from ._layout import Layout, stage_layer_counts
-from .activations import chunk_in_flight, cp_transient_per_token, layer_parts, logits_bytes, per_token, \
-    stage_activation_bytes
-from .overhead import DEVICES, communicators, nontensor_bytes, optimizer_step_bytes
-from .params import StageParams, stage_parameters
+from . import _engine
+from ._layout import Layout
 from .recompute import FULL_UNIFORM_1, NO_RECOMPUTE, Recompute
 from .spec import ModelSpec
 
@@ -110,7 +107,7 @@ class MemoryEstimate:
         """Everything that is not tensors (runtime, communication buffers, fragmentation)."""
         return self.runtime + self.comm_buffers + self.fragmentation
 
-    @property
+    @cached_property
     def peak(self) -> int:
         return sum(getattr(self, name) for name in COMPONENTS)
 
@@ -127,135 +124,41 @@ class MemoryEstimate:
         return {name: getattr(self, name) for name in COMPONENTS}
 
 
-@lru_cache(maxsize=4096)
-def _layer(spec: ModelSpec, moe: bool, tp: int, sp: bool, cp: int, algo: str, etp: int, flash: bool,
-           seq_per_rank: float, imbalance: float, dropout: bool, swiglu: bool, removed: tuple[str, ...]) -> tuple[float, float]:
-    parts = layer_parts(spec, moe, tp=tp, cp=cp, cp_algo=algo, etp=etp, flash=flash, seq_per_rank=seq_per_rank,
-                        imbalance=imbalance, dropout=dropout, fused_swiglu=swiglu)
-    return per_token(parts, tp, sp, removed)
-
-
-def _moe_prefix(spec: ModelSpec) -> list[int]:
-    prefix = [0]
-    for i in range(spec.num_layers):
-        prefix.append(prefix[-1] + spec.is_moe_layer(i))
-    return prefix
-
-
-_PREFIX: dict[ModelSpec, list[int]] = {}
-
-
-def _chunks(spec: ModelSpec, counts: list[int], stage: int, vpp: Optional[int]) -> list[tuple[int, int]]:
-    """(dense, MoE) layers of each model chunk of ``stage``."""
-    prefix = _PREFIX.get(spec)
-    if prefix is None:
-        prefix = _PREFIX[spec] = _moe_prefix(spec)
-        if len(_PREFIX) > 64:
-            _PREFIX.clear()
-    ranges = []
-    if vpp and vpp > 1:
-        per_chunk, pp = counts[stage] // vpp, len(counts)
-        ranges = [((j * pp + stage) * per_chunk, (j * pp + stage + 1) * per_chunk) for j in range(vpp)]
-    else:
-        start = sum(counts[:stage])
-        ranges = [(start, start + counts[stage])]
-    out = []
-    for lo, hi in ranges:
-        lo, hi = min(lo, spec.num_layers), min(hi, spec.num_layers)
-        moe = prefix[hi] - prefix[lo]
-        out.append((hi - lo - moe, moe))
-    return out
-
-
-def _stage(spec: ModelSpec, layout: Layout, world: int, stage: int, counts: list[int], params: StageParams,
-           recompute: Recompute, opts: MemoryOptions) -> MemoryEstimate:
-    tp, cp, pp = layout.tp, layout.cp, layout.pp
-    sp = opts.sequence_parallel and tp > 1
-    tokens = opts.seq_len * opts.micro_batch_size / cp
-    removed = recompute.modules if recompute.selective else ()
-    algo = layout.cp_algo if cp > 1 else "megatron_cp_algo"
-    key = (tp, sp, cp, algo, layout.etp, opts.flash_attention, tokens, opts.moe_imbalance, opts.hidden_dropout,
-           opts.fused_swiglu, removed)
-    dense = tuple(tokens * x for x in _layer(spec, False, *key))
-    moe = tuple(tokens * x for x in _layer(spec, True, *key)) if spec.is_moe else (0.0, 0.0)
-    divisor = tp if sp else 1
-    # the backward of a layer holds gradients of its intermediates: as many bytes as one layer stores
-    transient = max(sum(dense), sum(moe)) + tokens * cp_transient_per_token(spec, cp, algo, layout.ulysses_degree) / tp
-    if spec.is_moe:
-        transient += tokens * (spec.moe_router_topk or 1) * opts.moe_imbalance * 4 * spec.hidden_size / divisor
-        # the permuted tokens and their all-to-all output, while a MoE layer dispatches
-    if cp > 1 and algo in ("adaptive_cp_algo", "hybrid_adaptive_cp_algo"):
-        transient += opts.seq_len * opts.seq_len * opts.micro_batch_size  # the full bool attention mask
-    last = stage == pp - 1
-    lg_update, lg_logprob = logits_bytes(spec, tokens, tp, sp, fused=opts.use_fused_kernels,
-                                         entropy=opts.entropy_in_update, workload=opts.workload) if last else (0, 0)
-    acts = stage_activation_bytes(
-        _chunks(spec, counts, stage, layout.vpp), chunk_in_flight(pp, layout.vpp, stage),
-        dense_layer=dense, moe_layer=moe, checkpoint=tokens * 2 * spec.hidden_size / divisor, recompute=recompute,
-        transient_layer=transient, logits=lg_update)
-    update = acts.stored + max(acts.transient, lg_update)
-    logprob = lg_logprob + max(sum(dense), sum(moe)) if opts.workload == "rl" else 0.0
-    dp, edp = max(layout.dp(world) * cp, 1), max(layout.expert_dp(world), 1)
-    weights, grads = 2 * params.total, 4 * params.total
-    if opts.distributed_optimizer:
-        shard = params.dense / dp + params.expert / edp
-    else:
-        shard = params.total
-    optimizer = 12 * shard * (1 - min(max(opts.optimizer_offload_fraction, 0.0), 1.0))
-    step = optimizer_step_bytes(shard)
-    phase, dynamic = max((("update", update), ("log_prob", logprob), ("optimizer_step", step)), key=lambda x: x[1])
-    if phase == "update":
-        parts = {"activations": acts.stored + max(0.0, acts.transient - lg_update), "logits": lg_update}
-    elif phase == "log_prob":
-        parts = {"activations": logprob - lg_logprob, "logits": lg_logprob}
-    else:
-        parts = {"activations": 0.0, "logits": 0.0, "optimizer_step": step}
-    ref = 0 if (opts.ref_param_offload or opts.workload != "rl") else weights
-    if opts.reserve_gib is not None:
-        extra = {"runtime": opts.reserve_gib * GIB}
-    else:
-        groups = communicators(tp=tp, pp=pp, cp=cp, dp=layout.dp(world), ep=layout.ep, etp=layout.etp,
-                               expert_dp=layout.expert_dp(world), moe=spec.is_moe)
-        extra = nontensor_bytes(DEVICES.get(opts.device, DEVICES["npu"]), groups=groups,
-                                static=weights + grads + optimizer + ref, dynamic=dynamic,
-                                hccl_buffsize_mib=opts.hccl_buffsize_mib)
-    resident = (0 if opts.param_offload else weights + grads) + (0 if opts.optimizer_offload else optimizer) + ref \
-        + extra.get("runtime", 0) + extra.get("comm_buffers", 0)
-    values = {name: int(v) for name, v in {**parts, **extra}.items()}
-    summary = {"stage": stage, "layers": counts[stage], "activations": int(acts.stored),
-               "chunks": [int(c) for c in acts.chunks]}
-    return MemoryEstimate(weights=weights, gradients=grads, optimizer=int(optimizer), ref_weights=ref,
-                          resident_outside_update=int(resident), stage=stage, phase=phase,
-                          stages=(summary,), **values)
-
-
-@lru_cache(maxsize=8192)
-def _params(spec: ModelSpec, tp: int, pp: int, ep: int, etp: int, first: Optional[int], last: Optional[int]):
-    return stage_parameters(spec, Layout(tp=tp, pp=pp, ep=ep, etp=etp, first_stage_layers=first,
-                                         last_stage_layers=last))
-
-
 def estimate_memory(spec: ModelSpec, layout: Layout, world: int, opts: MemoryOptions = MemoryOptions()
                     ) -> Optional[MemoryEstimate]:
     """The estimate for the pipeline stage with the highest peak, or ``None`` when the layers do not split."""
-    stages = _params(spec, layout.tp, layout.pp, layout.ep, layout.etp, layout.first_stage_layers,
-                     layout.last_stage_layers)
-    counts = stage_layer_counts(spec.num_layers, layout.pp, layout.first_stage_layers, layout.last_stage_layers)
-    if stages is None or counts is None:
-        return None
     recompute = layout.recompute
     if recompute == NO_RECOMPUTE and opts.full_recompute:
         recompute = FULL_UNIFORM_1
-    found = [_stage(spec, layout, world, s, counts, p, recompute, opts) for s, p in enumerate(stages)]
-    best = max(found, key=lambda e: e.peak)
-    summaries = tuple({**e.stages[0], "peak": e.peak} for e in found)
-    return _replace_stages(best, summaries)
+    prof = _engine.build(spec, layout, world, opts)
+    if prof is None:
+        return None
+    return estimate_from_profile(prof, recompute)
 
 
-def _replace_stages(estimate: MemoryEstimate, stages: tuple) -> MemoryEstimate:
-    from dataclasses import replace
+def estimate_from_profile(prof: "_engine.Profile", recompute: Recompute, *, all_stages: bool = True,
+                          index: Optional[int] = None) -> MemoryEstimate:
+    """The full estimate of a built profile under one recompute choice (``all_stages``: a summary of each stage;
+    ``index``: the peak stage when already known)."""
+    if index is None:
+        index = _engine.peak(prof, recompute)[1]
+    best = _engine.components(prof, index, recompute)
+    stages: tuple = ()
+    if all_stages:
+        stages = tuple(stage_summaries(prof, recompute))
+    return MemoryEstimate(**{name: int(best[name]) for name in COMPONENTS},
+                          resident_outside_update=int(best["resident"]), stage=index, phase=best["phase"],
+                          stages=stages)
 
-    return replace(estimate, stages=stages)
+
+def stage_summaries(prof: "_engine.Profile", recompute: Recompute) -> list[dict]:
+    """Per stage: its layers, peak, stored activations and their split over model chunks (bytes)."""
+    out = []
+    for i in range(len(prof.stages)):
+        c = _engine.components(prof, i, recompute)
+        out.append({"stage": i, "layers": c["layers"], "peak": int(sum(c[name] for name in COMPONENTS)),
+                    "activations": int(c["stored"]), "chunks": [int(x) for x in c["chunks"]]})
+    return out
 
 
 _SIZE_KEYS = {"tp": "tensor_model_parallel_size", "pp": "pipeline_model_parallel_size",

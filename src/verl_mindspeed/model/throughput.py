@@ -11,6 +11,7 @@ and the bytes each parallelism moves, over intra-node or inter-node bandwidth.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ._layout import Layout
 from .params import active_parameters
@@ -31,6 +32,10 @@ class Rates:
     """Bytes/s of a collective inside a node."""
     inter_node: float = 20e9
     """Bytes/s of a collective across nodes (200 Gb/s RoCE per device)."""
+    gemm_tokens: float = 256.0
+    """Tokens per rank at which matrix multiplies reach half their rate: efficiency ``n / (n + gemm_tokens)``."""
+    layer_pass: float = 1e-4
+    """Fixed seconds of one layer's forward or backward on one micro-batch: kernel launches, synchronisation."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,7 @@ class StepTime:
     pp: float
     dp: float
 
-    @property
+    @cached_property
     def total(self) -> float:
         return self.compute + self.recompute + self.bubble + self.tp + self.cp + self.ep + self.pp + self.dp
 
@@ -80,17 +85,20 @@ def step_time(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: int, s
     dp = max(layout.dp(world), 1)
     micro = MICROBATCHES_PER_DEVICE * world // (dp * pp * micro_batch) or 1  # micro-batches per pipeline per step
     tokens_step = MICROBATCHES_PER_DEVICE * world * seq_len  # tokens of one step, over all devices
-    compute = 6 * active_parameters(spec) * tokens_step / world / rates.flops
+    passes = 3 if layout.recompute.full else 2  # forward, backward, and the replayed forward
+    layers = spec.num_layers / pp
+    # FLOPs of the step shared by every device, and a fixed cost per layer pass of every micro-batch
+    n = seq_len * micro_batch / cp  # tokens of one micro-batch on one rank
+    efficiency = n / (n + rates.gemm_tokens)
+    compute = 6 * active_parameters(spec) * tokens_step / world / (rates.flops * efficiency) \
+        + micro * layers * passes * rates.layer_pass
     recompute = compute * _recompute_share(spec, layout)
     bubble = (compute + recompute) * (pp - 1) / ((layout.vpp or 1) * micro)
-    n = seq_len * micro_batch / cp  # tokens of one micro-batch on one rank
-    layers = spec.num_layers / pp
     h = spec.hidden_size
 
     def bw(group_span: int) -> float:
         return rates.intra_node if group_span <= gpus_per_node else rates.inter_node
 
-    passes = 3 if layout.recompute.full else 2  # forward, backward, and the replayed forward
     tp_bytes = 0.0 if tp == 1 else 4 * passes * (tp - 1) / tp * 2 * h * n  # AG + RS around attention and MLP
     a, g, d = spec.num_attention_heads, spec.num_query_groups, spec.head_dim
     kv = 2 * 2 * g * d * n / tp
