@@ -2,7 +2,7 @@
 
 It is a proxy, not a prediction: nominal device rates, no overlap of communication with
 compute except half of the distributed optimizer's gradient reduce-scatter and parameter
-all-gather, and a step of ``MICROBATCHES_PER_DEVICE x world`` micro-batches. It ranks
+all-gather, and a step of ``MICROBATCHES_PER_DEVICE x world`` sequences. It ranks
 layouts of one model on one cluster; its absolute seconds mean little. Terms
 (``docs/model-checks.md`` gives the formulas): compute with recompute, pipeline bubble,
 and the bytes each parallelism moves, over intra-node or inter-node bandwidth.
@@ -83,7 +83,7 @@ def step_time(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: int, s
     """The proxy for one layout; see the module docstring for what it assumes."""
     tp, pp, cp, ep, etp = layout.tp, layout.pp, layout.cp, layout.ep, layout.etp
     dp = max(layout.dp(world), 1)
-    micro = MICROBATCHES_PER_DEVICE * world // (dp * pp * micro_batch) or 1  # micro-batches per pipeline per step
+    micro = MICROBATCHES_PER_DEVICE * world // (dp * micro_batch) or 1  # micro-batches of one model replica
     tokens_step = MICROBATCHES_PER_DEVICE * world * seq_len  # tokens of one step, over all devices
     passes = 3 if layout.recompute.full else 2  # forward, backward, and the replayed forward
     layers = spec.num_layers / pp
