@@ -68,8 +68,9 @@ def layer_parts(spec: ModelSpec, moe: bool, *, tp: int = 1, cp: int = 1, cp_algo
         if spec.qk_layernorm:
             parts.append(Part("qk_norm_in", 2 * (q + k), True))
     parts.append(Part("core_out", 2 * out, True))
-    parts.append(Part("fa_stats", NPU_FA_STATS * a, True, "core_attn"))
-    if not flash:
+    if flash:
+        parts.append(Part("fa_stats", NPU_FA_STATS * a, True, "core_attn"))
+    else:  # Korthikanti et al.: softmax input and output (2+2 bytes) and dropout mask (1) of the scores
         parts.append(Part("scores", 5 * a * seq_per_rank, True, "core_attn"))
     if cp > 1:
         if cp_algo in RING_LIKE:
