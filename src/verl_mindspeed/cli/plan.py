@@ -250,8 +250,12 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     started = time.perf_counter()
-    plans = plan_layouts(spec, nnodes, per_node, device_memory_gib=memory, options=options,
-                         release=args.mindspeed_release, sort=args.sort)
+    try:
+        plans = plan_layouts(spec, nnodes, per_node, device_memory_gib=memory, options=options,
+                             release=args.mindspeed_release, sort=args.sort)
+    except Exception as exc:  # noqa: BLE001 - plan prints one line, never a traceback
+        print(f"verl-mindspeed plan: {tr('cannot plan this model: {error}', error=exc).render(lang)}", file=sys.stderr)
+        return 2
     seconds = time.perf_counter() - started
     top = top if top is not None else (None if args.json else 10)
     shown = plans if top is None else plans[:top]

@@ -51,6 +51,7 @@ MESSAGES: dict[str, str] = {
     "chart written to {path}": "图已写入 {path}",
     "layout": "布局",
     "cannot write the chart: {error}": "无法写出图：{error}",
+    "cannot plan this model: {error}": "无法为此模型规划：{error}",
     "weights": "权重",
     "gradients": "梯度",
     "optimizer states": "优化器状态",
