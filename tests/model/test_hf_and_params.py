@@ -63,4 +63,4 @@ def test_missing_unreadable_and_unknown_are_notes(tmp_path):
     assert spec is None and note.startswith("model architecture GPT2LMHeadModel is not one verl-mindspeed maps")
     bad.write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"]}))
     spec, note = load_model_spec(bad)
-    assert spec is None and "lacks or garbles" in note
+    assert spec is None and note == "config.json has no num_attention_heads; a whole number is needed"

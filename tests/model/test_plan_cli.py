@@ -1,19 +1,25 @@
-"""``verl-mindspeed plan``: JSON shape, exit codes, and a start that imports no torch/megatron/verl."""
+"""``verl-mindspeed plan``: JSON shape, exit codes, robustness, the chart, and a start that imports no torch/megatron/verl."""
 
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
+import pytest
 from helpers import FIXTURES, ROOT
 
 from verl_mindspeed.cli import plan
+from verl_mindspeed.model.memory import COMPONENTS
 
 MODELS = FIXTURES / "models"
 KEYS = {"tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
-        "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size",
-        "memory_gib_per_device", "fits", "overrides"}
+        "context_parallel_size", "context_parallel_algo", "ulysses_degree_in_cp", "expert_model_parallel_size",
+        "expert_tensor_parallel_size", "recompute", "memory_gib_per_device", "memory_breakdown_gib", "stages",
+        "step_time_proxy", "fits", "overrides"}
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def run(capsys, *argv):
@@ -25,23 +31,105 @@ def run(capsys, *argv):
     return code, capsys.readouterr()
 
 
-def test_json_shape(capsys):
-    code, out = run(capsys, "--model", str(MODELS / "Qwen3-30B-A3B"), "--nnodes", "1", "--n-gpus-per-node", "16",
-                    "--top", "5", "--json")
+def model_args(name="Qwen3-0.6B", nnodes="1", gpus="8"):
+    return ["--model", str(MODELS / name), "--nnodes", nnodes, "--n-gpus-per-node", gpus]
+
+
+def test_json_shape_and_breakdown_sums_to_the_peak(capsys):
+    code, out = run(capsys, *model_args("Qwen3-30B-A3B", "1", "16"), "--top", "5", "--json")
     data = json.loads(out.out)
     assert code == 0 and len(data["layouts"]) == 5 and KEYS <= set(data["layouts"][0])
     assert data["model"]["architecture"] == "Qwen3MoeForCausalLM"
     assert data["model"]["parameters_total"] > data["model"]["parameters_active"]
+    for layout in data["layouts"]:
+        parts = layout["memory_breakdown_gib"]
+        assert set(parts) == set(COMPONENTS)
+        assert math.isclose(sum(parts.values()), layout["memory_gib_per_device"], abs_tol=0.02)
+        assert len(layout["stages"]) == layout["pipeline_model_parallel_size"]
 
 
-def test_text_table(capsys):
-    code, out = run(capsys, "--model", str(MODELS / "Qwen3-0.6B"), "--nnodes", "1", "--n-gpus-per-node", "8")
-    assert code == 0 and "TP  PP  VPP  CP  EP  ETP" in out.out and "actor_rollout_ref.ref.megatron" in out.out
+def test_text_table_in_both_languages(capsys):
+    code, out = run(capsys, *model_args(), "--lang", "en")
+    assert code == 0 and "TP  PP  VPP  CP" in out.out and "actor_rollout_ref.ref.megatron" in out.out
+    assert "memory bar: W weights" in out.out and "|" in out.out
+    code, out = run(capsys, *model_args(), "--lang", "zh")
+    assert code == 0 and "有效布局" in out.out and "显存条" in out.out
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (["--device-memory-gib", "-1"], "--device-memory-gib must be a number in (0, 1e+06]"),
+    (["--device-memory-gib", "0"], "--device-memory-gib must be a number in (0, 1e+06]"),
+    (["--device-memory-gib", "nan"], "--device-memory-gib must be a number"),
+    (["--seq-len", "0"], "--seq-len must be a whole number >= 1"),
+    (["--seq-len", "abc"], "--seq-len must be a whole number >= 1"),
+    (["--micro-batch-size", "-2"], "--micro-batch-size must be a whole number >= 1"),
+    (["--top", "0"], "--top must be a whole number >= 1"),
+    (["--optimizer-offload-fraction", "1.5"], "--optimizer-offload-fraction must be a number in [0, 1]"),
+])
+def test_bad_flags_exit_2_with_one_line(capsys, flags, fragment):
+    code, out = run(capsys, *model_args(), *flags)
+    assert code == 2 and out.out == "" and fragment in out.err and out.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("key, value, fragment", [
+    ("num_attention_heads", 0, "num_attention_heads is 0"),
+    ("num_hidden_layers", "28", 'num_hidden_layers is "28"'),
+    ("num_hidden_layers", None, "num_hidden_layers is null"),
+    ("hidden_size", 1024.0, "hidden_size is 1024.0"),
+    ("hidden_size", float("nan"), "hidden_size is NaN"),
+    ("vocab_size", [151936], "vocab_size is [151936]"),
+    ("architectures", "Qwen3ForCausalLM", "architectures must be a list"),
+])
+def test_bad_config_values_exit_2_with_one_line(capsys, tmp_path, key, value, fragment):
+    cfg = json.loads((MODELS / "Qwen3-0.6B" / "config.json").read_text())
+    cfg[key] = value
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    code, out = run(capsys, "--model", str(tmp_path), "--nnodes", "1", "--n-gpus-per-node", "8")
+    assert code == 2 and fragment in out.err and out.err.count("\n") == 1 and "Traceback" not in out.err
+
+
+def test_a_huge_layer_count_is_refused_quickly(capsys, tmp_path):
+    cfg = json.loads((MODELS / "Qwen3-0.6B" / "config.json").read_text())
+    cfg["num_hidden_layers"] = 100_000
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    code, out = run(capsys, "--model", str(tmp_path), "--nnodes", "1", "--n-gpus-per-node", "8")
+    assert code == 2 and "100000 layers: plan handles at most 1024" in out.err
+
+
+def test_nothing_fits_exits_1_without_override_blocks(capsys):
+    code, out = run(capsys, *model_args("DeepSeek-V3", "8", "8"))
+    assert code == plan.NO_FIT == 1 and "nothing fits" in out.out
+    assert "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=" not in out.out
+    code, out = run(capsys, *model_args("DeepSeek-V3", "8", "8"), "--json", "--top", "3")
+    data = json.loads(out.out)
+    assert code == 1 and data["fitting_layouts"] == 0 and not any(lay["fits"] for lay in data["layouts"])
 
 
 def test_unreadable_model_exits_2(capsys, tmp_path):
     code, out = run(capsys, "--model", str(tmp_path), "--nnodes", "1", "--n-gpus-per-node", "8")
     assert code == 2 and "no model config" in out.err
+
+
+@pytest.mark.parametrize("suffix", ["svg", "html"])
+def test_chart_has_one_bar_per_layout_every_component_and_the_limit(capsys, tmp_path, suffix):
+    path = tmp_path / f"plan.{suffix}"
+    code, out = run(capsys, *model_args(), "--top", "6", "--chart", str(path))
+    assert code == 0 and str(path) in out.out
+    text = path.read_text(encoding="utf-8")
+    if suffix == "html":
+        assert text.startswith("<!DOCTYPE html>")
+        text = text[text.index("<svg"):text.index("</svg>") + len("</svg>")]
+    root = ET.fromstring(text)
+    bars = [g for g in root.iter(f"{SVG}g") if g.get("class") == "bar"]
+    assert len(bars) == 6 and all(b.get("data-layout") for b in bars)
+    legend = {g.get("data-component") for g in root.iter(f"{SVG}g") if g.get("class") == "legend"}
+    assert legend == set(COMPONENTS)
+    limits = [line for line in root.iter(f"{SVG}line") if line.get("class") == "limit"]
+    assert len(limits) == 1
+    segments = {r.get("data-component") for r in root.iter(f"{SVG}rect") if r.get("class") == "segment"}
+    assert {"weights", "gradients", "optimizer", "activations", "logits", "ref_weights", "runtime"} <= segments
+    labels = "".join(t.text or "" for t in root.iter(f"{SVG}text"))
+    assert "device limit 64 GiB" in labels and "optimizer states" in labels
 
 
 def test_plan_imports_no_heavy_stack():

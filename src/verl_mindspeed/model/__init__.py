@@ -8,7 +8,8 @@ from __future__ import annotations
 from ._layout import Layout, stage_layer_counts
 from .hf import SUPPORTED_ARCHITECTURES, load_model_spec, spec_from_hf_config
 from .layouts import LayoutPlan, enumerate_layouts, layout_overrides, plan_layouts
-from .memory import MemoryEstimate, MemoryOptions, estimate_memory
+from .memory import MemoryEstimate, MemoryOptions, estimate_for_role, estimate_memory, layout_from_role
+from .recompute import Recompute
 from .params import StageParams, active_parameters, params_per_rank, stage_parameters, total_parameters
 from .spec import ModelSpec, mla_dims
 
@@ -19,10 +20,13 @@ __all__ = [
     "MemoryEstimate",
     "MemoryOptions",
     "ModelSpec",
+    "Recompute",
     "StageParams",
     "active_parameters",
     "enumerate_layouts",
+    "estimate_for_role",
     "estimate_memory",
+    "layout_from_role",
     "layout_overrides",
     "load_model_spec",
     "mla_dims",

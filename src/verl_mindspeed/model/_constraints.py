@@ -89,3 +89,34 @@ def balanced_pipeline_split(num_layers: int, pp: int) -> Optional[tuple[Optional
     if stage_layer_counts(num_layers, pp, first, last) is None:
         return None
     return first, last
+
+
+def pipeline_splits(num_layers: int, pp: int) -> list[tuple[Optional[int], Optional[int]]]:
+    """Every (first, last) stage-size choice worth estimating for ``pp`` stages.
+
+    The even split when there is one, then uneven splits around ``ceil(L/PP)`` layers per
+    middle stage: first and/or last stage between ``m - 6`` and ``m + 1`` layers. megatron-core
+    0.12.1 rejects both sizes with PP = 2 (division by zero), so PP = 2 sets only the first.
+    """
+    if pp < 1 or pp > num_layers:
+        return []
+    found: list[tuple[Optional[int], Optional[int]]] = []
+    if num_layers % pp == 0:
+        found.append((None, None))
+    if pp == 1:
+        return found
+    if pp == 2:
+        half = -(-num_layers // 2)
+        return found + [(f, None) for f in range(max(1, half - 6), min(num_layers - 1, half + 1) + 1)
+                        if (f, None) not in found and f * 2 != num_layers]
+    ceil = -(-num_layers // pp)
+    for middle in sorted({max(ceil - 1, 1), ceil}):
+        low, high = max(1, middle - 6), middle + 1
+        for first in range(low, high + 1):
+            for last in range(low, high + 1):
+                if first + last + (pp - 2) * middle == num_layers and (first, last) != (middle, middle):
+                    found.append((first, last))
+        for size in range(low, high + 1):  # only one of them set: the other is a middle stage
+            if size != middle and size + (pp - 1) * middle == num_layers:
+                found += [(size, None), (None, size)]
+    return [s for s in dict.fromkeys(found) if stage_layer_counts(num_layers, pp, *s) is not None]

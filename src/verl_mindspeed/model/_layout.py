@@ -5,12 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from .recompute import NO_RECOMPUTE, Recompute
+
 __all__ = ["Layout", "stage_layer_counts"]
+
+#: MindSpeed's default context-parallel algorithm (ring attention).
+RING = "megatron_cp_algo"
 
 
 @dataclass(frozen=True, kw_only=True)
 class Layout:
-    """One (TP, PP, VPP, CP, EP, ETP) choice, with megatron's uneven first/last stage sizes."""
+    """One (TP, PP, VPP, CP, EP, ETP) choice with megatron's uneven first/last stage sizes, the CP algorithm and recompute."""
 
     tp: int = 1
     """``tensor_model_parallel_size``."""
@@ -28,6 +33,12 @@ class Layout:
     """``num_layers_in_first_pipeline_stage``."""
     last_stage_layers: Optional[int] = None
     """``num_layers_in_last_pipeline_stage``."""
+    cp_algo: str = RING
+    """MindSpeed ``context_parallel_algo`` (only meaningful with CP > 1)."""
+    ulysses_degree: Optional[int] = None
+    """MindSpeed ``ulysses_degree_in_cp`` for the hybrid algorithms."""
+    recompute: Recompute = NO_RECOMPUTE
+    """The activation recompute choice."""
 
     def dp(self, world: int) -> int:
         """Data-parallel size of the dense part: world / (TP x PP x CP)."""

@@ -13,27 +13,55 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
+from ..i18n import tr
 from .spec import ModelSpec
 
-__all__ = ["SUPPORTED_ARCHITECTURES", "load_model_spec", "spec_from_hf_config"]
+__all__ = ["ConfigValueError", "SUPPORTED_ARCHITECTURES", "load_model_spec", "spec_from_hf_config"]
 
 PathLike = Union[str, Path]
 
 
+class ConfigValueError(ValueError):
+    """A config.json value that is not what the architecture needs (its message is one line for the user)."""
+
+
+def _shown(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _int(cfg: dict[str, Any], key: str, default: Any = ..., minimum: int = 1) -> Any:
+    """``cfg[key]`` as a whole number >= ``minimum``; ``default`` when missing (or null, if a default is given)."""
+    if key not in cfg or (cfg[key] is None and default is not ...):
+        if default is ...:
+            raise ConfigValueError(tr("config.json has no {key}; a whole number is needed", key=key))
+        return default
+    value = cfg[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigValueError(tr("config.json: {key} is {value}; a whole number >= {minimum} is needed",
+                                  key=key, value=_shown(value), minimum=minimum))
+    if value < minimum:
+        raise ConfigValueError(tr("config.json: {key} is {value}; a whole number >= {minimum} is needed",
+                                  key=key, value=value, minimum=minimum))
+    return value
+
+
 def _dense(cfg: dict[str, Any], arch: str, *, qkv_bias: bool, qk_layernorm: bool) -> ModelSpec:
-    heads = cfg["num_attention_heads"]
+    heads, hidden = _int(cfg, "num_attention_heads"), _int(cfg, "hidden_size")
     return ModelSpec(
         architecture=arch,
         family="dense",
-        num_layers=cfg["num_hidden_layers"],
-        hidden_size=cfg["hidden_size"],
-        ffn_hidden_size=cfg["intermediate_size"],
+        num_layers=_int(cfg, "num_hidden_layers"),
+        hidden_size=hidden,
+        ffn_hidden_size=_int(cfg, "intermediate_size"),
         num_attention_heads=heads,
-        num_query_groups=cfg.get("num_key_value_heads") or heads,
-        head_dim=cfg.get("head_dim") or cfg["hidden_size"] // heads,
-        vocab_size=cfg["vocab_size"],
+        num_query_groups=_int(cfg, "num_key_value_heads", heads),
+        head_dim=_int(cfg, "head_dim", 0) or max(hidden // heads, 1),
+        vocab_size=_int(cfg, "vocab_size"),
         tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-        max_position_embeddings=cfg.get("max_position_embeddings"),
+        max_position_embeddings=_int(cfg, "max_position_embeddings", None),
         qkv_bias=qkv_bias,
         qk_layernorm=qk_layernorm,
     )
@@ -52,14 +80,14 @@ def _qwen3(cfg: dict[str, Any], arch: str) -> ModelSpec:
 
 
 def _qwen_moe(cfg: dict[str, Any], arch: str, base: ModelSpec) -> ModelSpec:
-    step = cfg.get("decoder_sparse_step") or 1
-    shared = cfg.get("shared_expert_intermediate_size") or None
+    step = _int(cfg, "decoder_sparse_step", 1)
+    shared = _int(cfg, "shared_expert_intermediate_size", 0, minimum=0) or None
     return replace(
         base,
         family="moe",
-        num_experts=cfg["num_experts"],
-        moe_router_topk=cfg["num_experts_per_tok"],
-        moe_ffn_hidden_size=cfg["moe_intermediate_size"],
+        num_experts=_int(cfg, "num_experts"),
+        moe_router_topk=_int(cfg, "num_experts_per_tok"),
+        moe_ffn_hidden_size=_int(cfg, "moe_intermediate_size"),
         shared_expert_intermediate_size=shared,
         shared_expert_gate=shared is not None,
         first_k_dense_replace=step - 1,
@@ -77,22 +105,22 @@ def _qwen3_moe(cfg: dict[str, Any], arch: str) -> ModelSpec:
 
 
 def _deepseek(cfg: dict[str, Any], arch: str) -> ModelSpec:
-    moe_ffn = cfg["moe_intermediate_size"]
+    moe_ffn = _int(cfg, "moe_intermediate_size")
     return replace(
         _dense(cfg, arch, qkv_bias=False, qk_layernorm=False),
         family="mla_moe",
-        head_dim=cfg["qk_nope_head_dim"],
-        num_experts=cfg["n_routed_experts"],
-        moe_router_topk=cfg["num_experts_per_tok"],
+        head_dim=_int(cfg, "qk_nope_head_dim"),
+        num_experts=_int(cfg, "n_routed_experts"),
+        moe_router_topk=_int(cfg, "num_experts_per_tok"),
         moe_ffn_hidden_size=moe_ffn,
-        shared_expert_intermediate_size=(cfg.get("n_shared_experts") or 0) * moe_ffn or None,
-        first_k_dense_replace=cfg.get("first_k_dense_replace") or 0,
-        moe_layer_freq=cfg.get("moe_layer_freq") or 1,
-        q_lora_rank=cfg.get("q_lora_rank"),
-        kv_lora_rank=cfg["kv_lora_rank"],
-        qk_rope_head_dim=cfg["qk_rope_head_dim"],
-        qk_nope_head_dim=cfg["qk_nope_head_dim"],
-        v_head_dim=cfg["v_head_dim"],
+        shared_expert_intermediate_size=_int(cfg, "n_shared_experts", 0, minimum=0) * moe_ffn or None,
+        first_k_dense_replace=_int(cfg, "first_k_dense_replace", 0, minimum=0),
+        moe_layer_freq=_int(cfg, "moe_layer_freq", 1),
+        q_lora_rank=_int(cfg, "q_lora_rank", None),
+        kv_lora_rank=_int(cfg, "kv_lora_rank"),
+        qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
+        qk_nope_head_dim=_int(cfg, "qk_nope_head_dim"),
+        v_head_dim=_int(cfg, "v_head_dim"),
     )
 
 
@@ -112,6 +140,11 @@ SUPPORTED_ARCHITECTURES = tuple(_MAPPERS)
 def spec_from_hf_config(cfg: dict[str, Any]) -> tuple[Optional[ModelSpec], Optional[str]]:
     """Map an already-parsed ``config.json`` dict; ``(None, note)`` when it cannot be mapped."""
     archs = cfg.get("architectures") or []
+    if isinstance(archs, str):
+        return None, tr("config.json: architectures must be a list such as [\"{name}\"], not a string",
+                        name=archs)
+    if not isinstance(archs, list):
+        return None, tr("config.json: architectures must be a list of names, not {value}", value=_shown(archs))
     arch = archs[0] if archs and isinstance(archs[0], str) else None
     mapper = _MAPPERS.get(arch or "")
     if mapper is None:
@@ -121,6 +154,8 @@ def spec_from_hf_config(cfg: dict[str, Any]) -> tuple[Optional[ModelSpec], Optio
         )
     try:
         return mapper(cfg, arch), None
+    except ConfigValueError as exc:
+        return None, exc.args[0]
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         return None, f"model config of {arch} lacks or garbles {exc}; model-aware checks are skipped"
 

@@ -1,88 +1,109 @@
-"""Every parallel layout that works for a model on a cluster, with its memory and overrides.
+"""Every parallel layout that works for a model on a cluster, with its memory, step-time proxy and overrides.
 
-Candidates are (TP, PP, VPP, CP, EP, ETP) with:
+Candidates (``docs/model-checks.md`` has the full list of constraints):
 
-- TP a divisor of the devices per node (tensor parallelism stays inside a node),
-  dividing the attention heads and the query groups;
-- PP at most the layer count; layers split evenly, or else with megatron's
-  ``num_layers_in_first/last_pipeline_stage`` (:func:`balanced_pipeline_split`);
-- VPP ``None`` or a divisor (>= 2) of every stage's layers, only with PP > 1 and
-  an even split (VPP needs ``use_mbridge=False`` on NPU, so the overrides say so);
-- CP with ``world % (TP x PP x CP) == 0`` and ``seq_len % (2 x CP) == 0``
-  (MindSpeed's default ring algorithm);
-- for MoE models, EP a divisor of the experts and ETP a divisor of TP with
-  ``world % (ETP x EP x PP) == 0``; dense models use EP = ETP = 1.
+- TP a divisor of the devices per node dividing the heads, query groups and MLP widths;
+- PP up to the layer count, with every (first, last) stage split of
+  :func:`._constraints.pipeline_splits`; the planner keeps the split with the lowest peak;
+- VPP >= 2 dividing every stage's layers (even splits; ``use_mbridge=False`` on NPU);
+- CP with every algorithm of the MindSpeed release that accepts it (:mod:`.cp`);
+- for MoE models EP dividing the experts and ETP dividing TP, ``world % (ETP x EP x PP) == 0``;
+- recompute: the cheapest choice that fits, tried in this order: none, cheap selective
+  modules, selective MLP/MoE, full/block with the fewest layers that fit, full/uniform/1.
 
-Ranking (documented in ``docs/model-checks.md``): layouts that fit first; among
-them the least model parallelism (largest data-parallel size: smallest
-TP x PP x CP), then fewer pipeline stages, less CP, smaller TP, smaller ETP,
-smaller EP, no VPP, and finally the lower memory. Layouts that do not fit follow,
-by memory.
+Ranking: layouts that fit first, by the step-time proxy (:mod:`.throughput`), then by
+peak memory; or by peak memory alone. Layouts that do not fit follow, lowest memory first.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
-from ._constraints import balanced_pipeline_split, experts_split, ffn_split, groups_split, heads_split, vpp_splits
-from ._layout import Layout
-from .memory import GIB, MemoryEstimate, MemoryOptions, estimate_memory
+from ..catalog.universe import DEFAULT_RELEASE
+from ._constraints import balanced_pipeline_split, experts_split, ffn_split, groups_split, heads_split, \
+    pipeline_splits, vpp_splits
+from ._layout import Layout, stage_layer_counts
+from .cp import algorithms_of, cp_variants
+from . import _engine
+from .overrides import layout_overrides
+from .memory import COMPONENTS, GIB, MemoryEstimate, MemoryOptions, estimate_from_profile, stage_summaries
+from .recompute import FULL_UNIFORM_1, NO_RECOMPUTE, Recompute
 from .spec import ModelSpec
+from .throughput import StepTime, step_time
 
-__all__ = ["LayoutPlan", "enumerate_layouts", "layout_overrides", "plan_layouts"]
+__all__ = ["LayoutPlan", "MAX_LAYERS", "MAX_WORLD", "enumerate_layouts", "layout_overrides", "plan_layouts",
+           "recompute_ladder"]
 
-_ACTOR = "actor_rollout_ref.actor.megatron"
-_REF = "actor_rollout_ref.ref.megatron"
+MAX_LAYERS = 1024
+"""Configs with more layers are refused: no trained model has them, and the work grows with them."""
+MAX_WORLD = 65536
+MIN_TOKENS_PER_CP_RANK = 256
+"""CP is enumerated while each rank keeps at least this many tokens of a micro-batch."""
 
 
 @dataclass(frozen=True)
 class LayoutPlan:
-    """One valid layout with its estimate and the overrides that select it."""
+    """One valid layout with its estimate, proxy step time and the overrides that select it."""
 
     layout: Layout
     memory: MemoryEstimate
     fits: bool
-    overrides: tuple[str, ...]
+    spec: Optional[ModelSpec] = field(default=None, compare=False, repr=False)
+    options: MemoryOptions = field(default=MemoryOptions(), compare=False, repr=False)
+    time: Optional[StepTime] = None
+    relative_time: float = 1.0
+    """The proxy step time over the best fitting layout's (1.0 is the fastest)."""
+    tried: tuple[tuple[str, float], ...] = ()
+    """(recompute choice, peak GiB) of every recompute choice estimated for this layout."""
+    profile: object = field(default=None, compare=False, repr=False)
+    """The built memory profile, for per-stage detail on demand."""
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        """The Hydra overrides that select this layout and the run options the estimate assumed."""
+        return layout_overrides(self.spec, self.layout, self.options) if self.spec is not None else ()
+
+    def stages(self) -> list[dict]:
+        """Per stage: layers, peak, stored activations and their split over model chunks (bytes)."""
+        if self.memory.stages or self.profile is None:
+            return list(self.memory.stages)
+        return stage_summaries(self.profile, self.layout.recompute)
 
     def to_json(self) -> dict:
-        lay = self.layout
-        return {
+        lay, mem = self.layout, self.memory
+        data = {
             "tensor_model_parallel_size": lay.tp,
             "pipeline_model_parallel_size": lay.pp,
             "virtual_pipeline_model_parallel_size": lay.vpp,
             "context_parallel_size": lay.cp,
+            "context_parallel_algo": lay.cp_algo if lay.cp > 1 else None,
+            "ulysses_degree_in_cp": lay.ulysses_degree,
             "expert_model_parallel_size": lay.ep,
             "expert_tensor_parallel_size": lay.etp,
             "num_layers_in_first_pipeline_stage": lay.first_stage_layers,
             "num_layers_in_last_pipeline_stage": lay.last_stage_layers,
-            "memory_gib_per_device": round(self.memory.peak_gib, 2),
-            "memory_breakdown_gib": {
-                name: round(getattr(self.memory, name) / GIB, 2)
-                for name in ("weights", "gradients", "optimizer", "activations", "ref_weights", "reserve",
-                             "resident_outside_update")
-            },
+            "recompute": lay.recompute.label(),
+            "memory_gib_per_device": round(mem.peak_gib, 2),
+            "memory_breakdown_gib": {name: round(getattr(mem, name) / GIB, 3) for name in COMPONENTS},
+            "peak_stage": mem.stage,
+            "peak_phase": mem.phase,
+            "stages": [{"stage": s["stage"], "layers": s["layers"], "peak_gib": round(s["peak"] / GIB, 2),
+                        "activations_gib": round(s["activations"] / GIB, 3),
+                        "chunk_activations_gib": [round(c / GIB, 3) for c in s["chunks"]]} for s in self.stages()],
+            "resident_outside_update_gib": round(mem.resident_outside_update / GIB, 2),
+            "recompute_tried": [{"recompute": label, "memory_gib_per_device": round(gib, 2)} for label, gib in self.tried],
             "fits": self.fits,
             "overrides": list(self.overrides),
         }
+        if self.time is not None:
+            data["step_time_proxy"] = {"relative": round(self.relative_time, 3), "seconds": round(self.time.total, 4),
+                                       "shares": {k: round(v, 3) for k, v in self.time.shares().items()}}
+        return data
 
 
 def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
-
-
-def _pipeline_options(spec: ModelSpec, pp: int) -> Iterator[tuple[Optional[int], Optional[int], Optional[int]]]:
-    """(first, last, vpp) choices for ``pp`` stages."""
-    split = balanced_pipeline_split(spec.num_layers, pp)
-    if split is None:
-        return
-    first, last = split
-    yield first, last, None
-    if pp > 1 and first is None and last is None:
-        per_stage = spec.num_layers // pp
-        for vpp in _divisors(per_stage):
-            if vpp >= 2 and vpp_splits([per_stage], vpp):
-                yield None, None, vpp
 
 
 def _expert_options(spec: ModelSpec, world: int, tp: int, pp: int) -> Iterator[tuple[int, int]]:
@@ -95,74 +116,167 @@ def _expert_options(spec: ModelSpec, world: int, tp: int, pp: int) -> Iterator[t
                 yield ep, etp
 
 
-def enumerate_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, seq_len: int = 4096) -> Iterator[Layout]:
-    """Every layout that passes the layout rules for ``spec`` on ``nnodes x gpus_per_node`` devices."""
+def _pipelines(spec: ModelSpec, pp: int) -> list[tuple[Optional[int], Optional[int], Optional[int]]]:
+    """(first, last, vpp) candidates: every split, and interleaving on even splits."""
+    splits = pipeline_splits(spec.num_layers, pp)
+    found = [(first, last, None) for first, last in splits]
+    if pp > 1 and (None, None) in splits:
+        per_stage = spec.num_layers // pp
+        found += [(None, None, v) for v in _divisors(per_stage) if v >= 2 and vpp_splits([per_stage], v)]
+    return found
+
+
+def enumerate_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, seq_len: int = 4096, *,
+                      release: Optional[str] = DEFAULT_RELEASE, all_splits: bool = False) -> Iterator[Layout]:
+    """Every layout that passes the layout rules (without recompute; one balanced split unless ``all_splits``)."""
     world = nnodes * gpus_per_node
+    algorithms = algorithms_of(release)
     for tp in _divisors(gpus_per_node):
         if world % tp or not (heads_split(spec, tp) and groups_split(spec, tp)) or ffn_split(spec, tp, 1):
             continue
         for pp in _divisors(world // tp):
-            for first, last, vpp in _pipeline_options(spec, pp):
+            if pp > spec.num_layers:
+                break
+            if all_splits:
+                pipes = _pipelines(spec, pp)
+            else:
+                split = balanced_pipeline_split(spec.num_layers, pp)
+                pipes = [] if split is None else [(*split, None)] + [p for p in _pipelines(spec, pp) if p[2]]
+            for first, last, vpp in pipes:
                 for cp in _divisors(world // (tp * pp)):
-                    if cp > 1 and seq_len % (2 * cp):
-                        continue
-                    for ep, etp in _expert_options(spec, world, tp, pp):
-                        yield Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp,
-                                     first_stage_layers=first, last_stage_layers=last)
+                    for algo, degree in cp_variants(spec, tp, cp, seq_len, algorithms):
+                        for ep, etp in _expert_options(spec, world, tp, pp):
+                            yield Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp, first_stage_layers=first,
+                                         last_stage_layers=last, cp_algo=algo, ulysses_degree=degree)
 
 
-def layout_overrides(spec: ModelSpec, layout: Layout) -> tuple[str, ...]:
-    """Hydra overrides selecting ``layout`` for actor and ref.
-
-    The ref inherits the actor's ``override_transformer_config`` dict; writing
-    under ``ref...override_transformer_config`` would replace that dict, so the
-    dict keys are only set for the actor.
-    """
-    sizes = [
-        ("tensor_model_parallel_size", layout.tp),
-        ("pipeline_model_parallel_size", layout.pp),
-        ("virtual_pipeline_model_parallel_size", layout.vpp if layout.vpp else "null"),
-        ("context_parallel_size", layout.cp),
-    ]
+def recompute_ladder(spec: ModelSpec) -> list[Recompute]:
+    """Recompute choices from the cheapest to the most thorough, before full/block and full/uniform/1."""
+    cheap = ["layernorm"] + (["mla_up_proj"] if spec.is_mla else []) + (["moe_act"] if spec.is_moe else [])
+    heavy = list(cheap)
     if spec.is_moe:
-        sizes += [("expert_model_parallel_size", layout.ep), ("expert_tensor_parallel_size", layout.etp)]
-    lines = [f"{prefix}.{name}={value}" for prefix in (_ACTOR, _REF) for name, value in sizes]
-    otc = f"++{_ACTOR}.override_transformer_config"  # ++ adds or replaces: safe on any launch line
-    if layout.cp > 1:
-        lines.append(f"{otc}.context_parallel_size={layout.cp}")
-    if layout.first_stage_layers is not None:
-        lines.append(f"{otc}.num_layers_in_first_pipeline_stage={layout.first_stage_layers}")
-    if layout.last_stage_layers is not None:
-        lines.append(f"{otc}.num_layers_in_last_pipeline_stage={layout.last_stage_layers}")
-    if layout.vpp:
-        lines.append(f"{_ACTOR}.use_mbridge=False")
-    return tuple(lines)
+        heavy += ["moe"] + (["mlp"] if spec.num_moe_layers < spec.num_layers else [])
+        heavy.remove("moe_act")
+    else:
+        heavy.append("mlp")
+    return [NO_RECOMPUTE, Recompute("selective", modules=tuple(cheap)), Recompute("selective", modules=tuple(heavy))]
 
 
-def _rank_key(plan: LayoutPlan) -> tuple:
-    lay = plan.layout
-    if not plan.fits:
-        return (1, plan.memory.peak)
-    return (0, lay.tp * lay.pp * lay.cp, lay.pp, lay.cp, lay.tp, lay.etp, lay.ep, lay.vpp or 1, plan.memory.peak)
+def _choose(prof, layout: Layout, limit: float, ladder: list[Recompute], chunk: int, stage_of: dict
+            ) -> tuple[Recompute, list[tuple[str, float]]]:
+    """The first recompute choice that fits ``limit`` bytes (else the lowest peak), and what was tried."""
+    tried: list[tuple[str, float]] = []
+    lowest: list[tuple[float, Recompute]] = []
+
+    def attempt(rc: Recompute) -> bool:
+        value, where = _engine.peak(prof, rc)
+        tried.append((rc.label(), value / GIB))
+        stage_of[rc] = where
+        if not lowest or value < lowest[0][0]:
+            lowest[:] = [(value, rc)]
+        return value <= limit
+
+    if attempt(ladder[0]) or len(ladder) == 1:
+        return (ladder[0] if tried[-1][1] * GIB <= limit else lowest[0][1]), tried
+    if not attempt(FULL_UNIFORM_1):  # the least memory recompute can reach: nothing fits
+        return lowest[0][1], tried
+    for rc in ladder[1:]:
+        if attempt(rc):
+            return rc, tried
+    if True:
+        lo, hi, fit = 1, chunk - 1, None
+        while lo <= hi:  # the fewest block-recomputed layers that fit: memory falls as N grows
+            mid = (lo + hi) // 2
+            if attempt(Recompute("full", "block", mid)):
+                fit, hi = Recompute("full", "block", mid), mid - 1
+            else:
+                lo = mid + 1
+        if fit:
+            return fit, tried
+    return FULL_UNIFORM_1, tried
 
 
-def plan_layouts(
-    spec: ModelSpec,
-    nnodes: int,
-    gpus_per_node: int,
-    *,
-    device_memory_gib: float = 64.0,
-    options: MemoryOptions = MemoryOptions(),
-) -> list[LayoutPlan]:
-    """Every valid layout with its memory estimate, ranked best first."""
+def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_memory_gib: float = 64.0,
+                 options: MemoryOptions = MemoryOptions(), release: Optional[str] = DEFAULT_RELEASE,
+                 sort: str = "throughput") -> list[LayoutPlan]:
+    """Every valid layout with its lowest-peak split and cheapest fitting recompute, ranked best first."""
+    if spec.num_layers > MAX_LAYERS:
+        raise ValueError(f"{spec.num_layers} layers is more than {MAX_LAYERS}")
     world = nnodes * gpus_per_node
+    if world > MAX_WORLD:
+        raise ValueError(f"{world} devices is more than {MAX_WORLD}")
+    limit = device_memory_gib * GIB
+    base = replace(options, full_recompute=False)
+    ladder = [FULL_UNIFORM_1] if options.full_recompute else recompute_ladder(spec)
+    algorithms = algorithms_of(release)
     plans = []
-    for layout in enumerate_layouts(spec, nnodes, gpus_per_node, options.seq_len):
-        memory = estimate_memory(spec, layout, world, options)
-        if memory is None:
+    for tp in _divisors(gpus_per_node):
+        if world % tp or not (heads_split(spec, tp) and groups_split(spec, tp)) or ffn_split(spec, tp, 1):
             continue
-        plans.append(LayoutPlan(layout, memory, memory.peak_gib <= device_memory_gib,
-                                layout_overrides(spec, layout)))
-    plans.sort(key=_rank_key)
+        for pp in _divisors(world // tp):
+            if pp > spec.num_layers:
+                break
+            pipes = _pipelines(spec, pp)
+            if not pipes:
+                continue
+            for ep, etp in _expert_options(spec, world, tp, pp):
+                splits = _best_split(spec, Layout(tp=tp, pp=pp, ep=ep, etp=etp), world, base, ladder[0], pipes)
+                for cp in _divisors(world // (tp * pp)):
+                    if options.seq_len * options.micro_batch_size < cp * MIN_TOKENS_PER_CP_RANK and cp > 1:
+                        break
+                    variants = list(cp_variants(spec, tp, cp, options.seq_len, algorithms))
+                    for first, last, vpp in splits:
+                        shared = None
+                        for algo, degree in variants:
+                            layout = Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp, first_stage_layers=first,
+                                            last_stage_layers=last, cp_algo=algo, ulysses_degree=degree)
+                            prof = shared.variant(spec, layout, base) if shared else _engine.build(spec, layout, world,
+                                                                                                   base)
+                            if prof is None:
+                                break
+                            shared = prof
+                            chunk = min(prof.stages[i][9] for i in range(len(prof.stages))) // (vpp or 1)
+                            stage_of: dict = {}
+                            rc, tried = _choose(prof, layout, limit, ladder, chunk, stage_of)
+                            chosen = Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp, first_stage_layers=first,
+                                            last_stage_layers=last, cp_algo=algo, ulysses_degree=degree, recompute=rc)
+                            est = estimate_from_profile(prof, rc, all_stages=False, index=stage_of.get(rc))
+                            plans.append(LayoutPlan(chosen, est, est.peak <= limit, spec, options, tried=tuple(tried),
+                                                    profile=prof, time=step_time(spec, chosen, world, gpus_per_node,
+                                                                                 options.seq_len,
+                                                                                 options.micro_batch_size)))
+    return _rank(spec, plans, options, sort)
+
+
+def _best_split(spec: ModelSpec, layout: Layout, world: int, options: MemoryOptions, rc: Recompute,
+                pipes: list) -> list:
+    """The interleaved pipelines, plus the (first, last) split with the lowest peak (without CP)."""
+    interleaved = [p for p in pipes if p[2]]
+    plain = [p for p in pipes if not p[2]]
+    if len(plain) <= 1:
+        return plain + interleaved
+    scored = []
+    for first, last, _ in plain:
+        prof = _engine.build(spec, replace(layout, first_stage_layers=first, last_stage_layers=last), world, options)
+        if prof is not None:
+            scored.append((_engine.peak(prof, rc)[0], (first, last) != (None, None), len(scored), (first, last, None)))
+    return ([min(scored)[3]] if scored else []) + interleaved
+
+
+def _rank(spec: ModelSpec, plans: list[LayoutPlan], options: MemoryOptions, sort: str) -> list[LayoutPlan]:
+    """Sort, then fill in the step time relative to the fastest fitting layout."""
+    fitting = [p.time.total for p in plans if p.fits]
+    fastest = min(fitting or [p.time.total for p in plans] or [1.0])
+
+    def key(p: LayoutPlan) -> tuple:
+        if not p.fits:
+            return (1, p.memory.peak, p.time.total)
+        if sort == "memory":
+            return (0, p.memory.peak, p.time.total)
+        return (0, round(p.time.total, 9), p.memory.peak)
+
+    plans.sort(key=key)
+    for p in plans:  # LayoutPlan is frozen only by convention here: fill the derived fields in place
+        object.__setattr__(p, "relative_time", p.time.total / fastest)
     return plans
 

@@ -1,44 +1,38 @@
-"""Memory per device of one layout during the actor update: an estimate, with its formulas.
+"""Peak memory per device of one layout during the verl actor update: tensors and what is not tensors.
 
-For the most loaded pipeline rank (see ``docs/model-checks.md`` for the derivation):
+Per pipeline stage (the peak is the stage with the highest total):
 
-- weights: 2 bytes per parameter (bf16);
-- gradients: 4 bytes per parameter (verl sets megatron's ``grad_reduce_in_fp32``);
-- optimizer: Adam keeps an fp32 master copy and two fp32 moments, 12 bytes per
-  parameter; the distributed optimizer shards them over the data-parallel group
-  (DP x CP for dense weights, the expert data-parallel group for routed experts);
-- activations, after Korthikanti et al. 2022, "Reducing Activation Recomputation
-  in Large Transformer Models" (arXiv:2205.05198): one layer stores
-  ``s*b*h*(34 + 5*a*s/h)`` bytes, divided by ``t`` with sequence parallelism.
-  We break the ``34`` into its parts (norms 4, attention 11, MLP 19) and scale
-  the attention and MLP parts to the model's real widths (GQA/MLA projections,
-  SwiGLU, top-k routed experts). Flash attention (mandatory with MindSpeed)
-  stores no ``a*s*s`` score matrix, so the ``5*a*s/h`` term is dropped. CP
-  divides ``s``. Full recompute keeps only each layer's input, ``2*s*b*h/t``,
-  plus one layer's full activations while it is recomputed. With 1F1B the first
-  stage holds ``PP`` micro-batches in flight (interleaving adds a factor
-  ``1 + (PP-1)/(PP*VPP)``); the last stage adds fp32 logits, ``4*s*b*v/t``;
-- the reference model's bf16 weights when ``ref_param_offload`` is off (verl
-  colocates actor and ref on the same devices);
-- a fixed reserve for the runtime, HCCL buffers and fragmentation.
+- weights 2 bytes per parameter (bf16), gradients 4 (verl sets ``grad_reduce_in_fp32``),
+  Adam 12 (fp32 master and two moments), sharded by the distributed optimizer over
+  DP x CP (dense) or the expert data-parallel group (routed experts), times
+  ``1 - optimizer_offload_fraction``; the colocated ref model's bf16 weights;
+- the largest of three phases of short-lived memory: the update (activations of the
+  micro-batches in flight, :mod:`.activations`, plus the largest transient buffer or the
+  logits), the old-log-prob pass (logits with entropy, one layer) and the optimizer step;
+- what is not tensors (:mod:`.overhead`): runtime, communication buffers, fragmentation.
 
-``param_offload`` / ``optimizer_offload`` only move state to host memory
-between phases: verl reloads it for the update, so they lower
-``resident_outside_update`` (what stays on the device while the rollout engine
-runs), not the update peak.
+``param_offload`` / ``optimizer_offload`` move state to the host between phases and
+verl reloads it for the update: they lower ``resident_outside_update``, not the peak.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Mapping, Optional
 
+from . import _engine
 from ._layout import Layout
-from .params import StageParams, stage_parameters
+from .recompute import FULL_UNIFORM_1, NO_RECOMPUTE, Recompute
 from .spec import ModelSpec
 
-__all__ = ["GIB", "MemoryEstimate", "MemoryOptions", "estimate_memory"]
+__all__ = ["COMPONENTS", "GIB", "MemoryEstimate", "MemoryOptions", "estimate_for_role", "estimate_memory",
+           "layout_from_role"]
 
 GIB = 1024**3
+COMPONENTS = ("weights", "gradients", "optimizer", "ref_weights", "activations", "logits", "optimizer_step",
+              "runtime", "comm_buffers", "fragmentation")
+"""The parts of the peak, in the order they stack (they sum to the peak)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,122 +40,184 @@ class MemoryOptions:
     """What the estimate assumes about the run."""
 
     seq_len: int = 4096
-    """Tokens of one micro-batch per device (prompt + response, or ``ppo_max_token_len_per_gpu``)."""
+    """Tokens of one sequence (prompt + response); with dynamic batch size, ``ppo_max_token_len_per_gpu``."""
     micro_batch_size: int = 1
-    """Sequences per micro-batch (``b``)."""
+    """Sequences per micro-batch (``b``); tokens per micro-batch are ``seq_len x micro_batch_size``."""
     distributed_optimizer: bool = True
     """verl's default ``megatron.use_distributed_optimizer``."""
     sequence_parallel: bool = True
     """verl's default; only acts when TP > 1."""
     flash_attention: bool = True
-    """MindSpeed requires FA on; without it the ``5*a*s/h`` score term returns."""
+    """MindSpeed requires FA on; without it the ``5*a*s`` score bytes per token return."""
     full_recompute: bool = False
-    """``recompute_granularity=full`` with ``recompute_method=uniform`` and ``recompute_num_layers=1``."""
+    """Use full/uniform/1 recompute when the layout itself names none (the old ``--full-recompute``)."""
     ref_param_offload: bool = False
     """``actor_rollout_ref.ref.megatron.param_offload``."""
     param_offload: bool = False
     """``actor_rollout_ref.actor.megatron.param_offload``."""
     optimizer_offload: bool = False
     """``actor_rollout_ref.actor.megatron.optimizer_offload``."""
-    reserve_gib: float = 2.0
-    """Runtime, communication buffers and fragmentation, not modelled."""
+    optimizer_offload_fraction: float = 0.0
+    """megatron ``optimizer_offload_fraction``: the share of Adam states kept on the host during the step."""
+    use_fused_kernels: bool = False
+    """``actor_rollout_ref.model.use_fused_kernels``: log-probs and entropy without materialized logits."""
+    entropy_in_update: bool = False
+    """The update computes entropy (``entropy_coeff != 0`` or ``actor.calculate_entropy``)."""
+    fused_swiglu: bool = True
+    """SwiGLU keeps only its input (megatron-core and MindSpeed); legacy megatron also keeps the SiLU output."""
+    hidden_dropout: bool = False
+    """Hidden dropout on (megatron pre-training's default); HF models converted for RL have none."""
+    moe_imbalance: float = 1.0
+    """Routed tokens on the busiest expert rank over the balanced share (1.0: perfectly balanced)."""
+    workload: str = "rl"
+    """``rl`` (verl actor update, colocated ref, log-prob pass) or ``pretrain`` (plain megatron, for calibration)."""
+    device: str = "npu"
+    """``npu`` or ``gpu``: the runtime and communication-buffer constants."""
+    hccl_buffsize_mib: Optional[float] = None
+    """``HCCL_BUFFSIZE`` when set (MB per direction); ``None`` uses the device default."""
+    reserve_gib: Optional[float] = None
+    """A flat reserve instead of the non-tensor model (runtime, buffers, fragmentation)."""
 
 
 @dataclass(frozen=True)
 class MemoryEstimate:
-    """Bytes per device on the most loaded pipeline rank, by kind."""
+    """Bytes per device on the pipeline stage with the highest peak, by component."""
 
     weights: int
     gradients: int
     optimizer: int
     activations: int
     ref_weights: int
-    reserve: int
     resident_outside_update: int
     """What stays on the device between updates, given the offload flags."""
+    logits: int = 0
+    optimizer_step: int = 0
+    runtime: int = 0
+    comm_buffers: int = 0
+    fragmentation: int = 0
+    stage: int = 0
+    """The pipeline stage of the peak."""
+    phase: str = "update"
+    """``update``, ``log_prob`` or ``optimizer_step``: the phase of the peak."""
+    stages: tuple = field(default=(), compare=False)
+    """Per stage: ``{"stage", "layers", "peak", "activations", "chunks"}`` in bytes."""
 
     @property
+    def reserve(self) -> int:
+        """Everything that is not tensors (runtime, communication buffers, fragmentation)."""
+        return self.runtime + self.comm_buffers + self.fragmentation
+
+    @cached_property
     def peak(self) -> int:
-        return self.weights + self.gradients + self.optimizer + self.activations + self.ref_weights + self.reserve
+        return sum(getattr(self, name) for name in COMPONENTS)
 
     @property
     def peak_gib(self) -> float:
         return self.peak / GIB
 
+    @property
+    def tensors(self) -> int:
+        """The peak without the non-tensor terms: what ``max_memory_allocated`` measures."""
+        return self.peak - self.reserve
 
-def _layer_activation_bytes(spec: ModelSpec, moe: bool, tokens: int, opts: MemoryOptions, tp: int) -> float:
-    """Bytes one layer stores for the backward pass (Korthikanti et al. 2022, generalized widths)."""
-    h, a = spec.hidden_size, spec.num_attention_heads
-    if spec.is_mla:
-        q = k = a * ((spec.qk_nope_head_dim or 0) + (spec.qk_rope_head_dim or 0))
-        v = attn_out = a * (spec.v_head_dim or 0)
+    def breakdown(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in COMPONENTS}
+
+
+def estimate_memory(spec: ModelSpec, layout: Layout, world: int, opts: MemoryOptions = MemoryOptions()
+                    ) -> Optional[MemoryEstimate]:
+    """The estimate for the pipeline stage with the highest peak, or ``None`` when the layers do not split."""
+    recompute = layout.recompute
+    if recompute == NO_RECOMPUTE and opts.full_recompute:
+        recompute = FULL_UNIFORM_1
+    prof = _engine.build(spec, layout, world, opts)
+    if prof is None:
+        return None
+    return estimate_from_profile(prof, recompute)
+
+
+def estimate_from_profile(prof: "_engine.Profile", recompute: Recompute, *, all_stages: bool = True,
+                          index: Optional[int] = None) -> MemoryEstimate:
+    """The full estimate of a built profile under one recompute choice (``all_stages``: a summary of each stage;
+    ``index``: the peak stage when already known)."""
+    if index is None:
+        index = _engine.peak(prof, recompute)[1]
+    best = _engine.components(prof, index, recompute)
+    stages: tuple = ()
+    if all_stages:
+        stages = tuple(stage_summaries(prof, recompute))
+    return MemoryEstimate(**{name: int(best[name]) for name in COMPONENTS},
+                          resident_outside_update=int(best["resident"]), stage=index, phase=best["phase"],
+                          stages=stages)
+
+
+def stage_summaries(prof: "_engine.Profile", recompute: Recompute) -> list[dict]:
+    """Per stage: its layers, peak, stored activations and their split over model chunks (bytes)."""
+    out = []
+    for i in range(len(prof.stages)):
+        c = _engine.components(prof, i, recompute)
+        out.append({"stage": i, "layers": c["layers"], "peak": int(sum(c[name] for name in COMPONENTS)),
+                    "activations": int(c["stored"]), "chunks": [int(x) for x in c["chunks"]]})
+    return out
+
+
+_SIZE_KEYS = {"tp": "tensor_model_parallel_size", "pp": "pipeline_model_parallel_size",
+              "vpp": "virtual_pipeline_model_parallel_size", "cp": "context_parallel_size",
+              "ep": "expert_model_parallel_size", "etp": "expert_tensor_parallel_size"}
+
+
+def _size(value: Any, default: Optional[int]) -> Optional[int]:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return default
+    return value
+
+
+def layout_from_role(sizes_and_dict: Mapping[str, Any]) -> Layout:
+    """The :class:`Layout` a role's ``megatron`` section selects (sizes plus ``override_transformer_config``)."""
+    otc = sizes_and_dict.get("override_transformer_config") or {}
+    tp = _size(sizes_and_dict.get(_SIZE_KEYS["tp"]), 1) or 1
+    vpp = _size(sizes_and_dict.get(_SIZE_KEYS["vpp"]), None)
+    granularity = otc.get("recompute_granularity")
+    if granularity == "full":
+        recompute = Recompute("full", otc.get("recompute_method") or "uniform", _size(otc.get("recompute_num_layers"), 1))
+    elif granularity == "selective":
+        modules = otc.get("recompute_modules")
+        recompute = Recompute("selective", modules=tuple(modules) if isinstance(modules, (list, tuple)) else ("core_attn",))
     else:
-        q, k, attn_out = a * spec.head_dim, spec.num_query_groups * spec.head_dim, a * spec.head_dim
-        v = k
-    # per token: norms 2+2 bytes*h; attention: input 2h, Q and K 2(q+k), V 2v, proj input 2*attn_out, mask h
-    attention = 4 * h + 2 * h + 2 * (q + k) + 2 * v + 2 * attn_out + h
-    if not opts.flash_attention:
-        attention += 5 * a * tokens  # softmax input/output and dropout mask of the a*s*s scores, per token
-    if moe:
-        k_route = spec.moe_router_topk or 1
-        expert = 2 * h + 6 * (spec.moe_ffn_hidden_size or 0)  # fc1 input, SwiGLU input (2f) and output (f)
-        mlp = 3 * h + k_route * (expert + 2 * h)  # + permuted copies of the routed tokens
-        if spec.shared_expert_intermediate_size:
-            mlp += 2 * h + 6 * spec.shared_expert_intermediate_size
-    else:
-        mlp = 3 * h + 6 * spec.ffn_hidden_size
-    per_token = attention + mlp
-    divisor = tp if (opts.sequence_parallel and tp > 1) else 1
-    return tokens * opts.micro_batch_size * per_token / divisor
-
-
-def _stage_activations(spec: ModelSpec, layout: Layout, stage: int, first_layer: int, layers: int,
-                       opts: MemoryOptions) -> float:
-    tokens = opts.seq_len / layout.cp
-    sp = opts.sequence_parallel and layout.tp > 1
-    moe_layers = sum(spec.is_moe_layer(i) for i in range(first_layer, min(first_layer + layers, spec.num_layers)))
-    dense_bytes = _layer_activation_bytes(spec, False, tokens, opts, layout.tp)
-    moe_bytes = _layer_activation_bytes(spec, True, tokens, opts, layout.tp) if spec.is_moe else 0.0
-    full = (layers - moe_layers) * dense_bytes + moe_layers * moe_bytes
-    if opts.full_recompute:
-        inputs = layers * 2 * tokens * opts.micro_batch_size * spec.hidden_size / (layout.tp if sp else 1)
-        one_layer = max(dense_bytes if layers > moe_layers else 0.0, moe_bytes if moe_layers else 0.0)
-        full = inputs + one_layer
-    in_flight = max(layout.pp - stage, 1)
-    if layout.vpp and layout.vpp > 1:
-        in_flight *= 1 + (layout.pp - 1) / (layout.pp * layout.vpp)
-    total = full * in_flight
-    if stage == layout.pp - 1:
-        total += 4 * tokens * opts.micro_batch_size * spec.vocab_size / layout.tp
-    return total
-
-
-def _stage_estimate(spec: ModelSpec, layout: Layout, world: int, stage: int, first_layer: int,
-                    params: StageParams, opts: MemoryOptions) -> MemoryEstimate:
-    dp, edp = max(layout.dp(world) * layout.cp, 1), max(layout.expert_dp(world), 1)
-    weights, grads = 2 * params.total, 4 * params.total
-    if opts.distributed_optimizer:
-        optimizer = 12 * params.dense / dp + 12 * params.expert / edp
-    else:
-        optimizer = 12 * params.total
-    activations = _stage_activations(spec, layout, stage, first_layer, params.layers, opts)
-    ref = 0 if opts.ref_param_offload else weights
-    resident = (0 if opts.param_offload else weights + grads) + (0 if opts.optimizer_offload else optimizer) + ref
-    return MemoryEstimate(
-        weights=weights, gradients=grads, optimizer=int(optimizer), activations=int(activations),
-        ref_weights=ref, reserve=int(opts.reserve_gib * GIB), resident_outside_update=int(resident),
+        recompute = NO_RECOMPUTE
+    return Layout(
+        tp=tp, pp=_size(sizes_and_dict.get(_SIZE_KEYS["pp"]), 1) or 1, vpp=vpp if vpp and vpp > 1 else None,
+        cp=_size(sizes_and_dict.get(_SIZE_KEYS["cp"]), 1) or 1, ep=_size(sizes_and_dict.get(_SIZE_KEYS["ep"]), 1) or 1,
+        etp=_size(sizes_and_dict.get(_SIZE_KEYS["etp"]), None) or tp,
+        first_stage_layers=_size(otc.get("num_layers_in_first_pipeline_stage"), None),
+        last_stage_layers=_size(otc.get("num_layers_in_last_pipeline_stage"), None),
+        cp_algo=otc.get("context_parallel_algo") or "megatron_cp_algo",
+        ulysses_degree=_size(otc.get("ulysses_degree_in_cp"), None), recompute=recompute,
     )
 
 
-def estimate_memory(spec: ModelSpec, layout: Layout, world: int, opts: MemoryOptions = MemoryOptions()):
-    """The estimate for the pipeline stage with the highest peak, or ``None`` when the layers do not split."""
-    stages = stage_parameters(spec, layout)
-    if stages is None:
+def estimate_for_role(spec: ModelSpec, sizes_and_dict: Mapping[str, Any], world: int,
+                      options: MemoryOptions = MemoryOptions()) -> Optional[MemoryEstimate]:
+    """The peak per device for one role's ``megatron`` section, for ``check --model-config``.
+
+    ``sizes_and_dict`` is the role's ``megatron`` mapping: the parallel sizes
+    (``tensor_model_parallel_size`` ...), ``use_distributed_optimizer``, ``param_offload``,
+    ``optimizer_offload`` and the ``override_transformer_config`` dict (first/last stage
+    sizes, CP algorithm, ``ulysses_degree_in_cp``, recompute keys). ``options`` gives what the
+    section does not hold (sequence length, micro-batch size, fused kernels, device).
+    Returns ``None`` when the layers do not split over the pipeline; never raises on odd values.
+    """
+    from dataclasses import replace
+
+    flags = {}
+    for key, name in (("use_distributed_optimizer", "distributed_optimizer"), ("param_offload", "param_offload"),
+                      ("optimizer_offload", "optimizer_offload")):
+        if isinstance(sizes_and_dict.get(key), bool):
+            flags[name] = sizes_and_dict[key]
+    layout = layout_from_role(sizes_and_dict)
+    if world < 1 or world % (layout.tp * layout.pp * layout.cp) or world % (layout.etp * layout.ep * layout.pp):
         return None
-    best, first_layer = None, 0
-    for stage, params in enumerate(stages):
-        found = _stage_estimate(spec, layout, world, stage, first_layer, params, opts)
-        if best is None or found.peak > best.peak:
-            best = found
-        first_layer += params.layers
-    return best
+    try:
+        return estimate_memory(spec, layout, world, replace(options, **flags))
+    except (ValueError, ZeroDivisionError, TypeError):
+        return None

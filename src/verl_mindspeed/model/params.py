@@ -16,6 +16,7 @@ verl does not build them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional
 
 from ._layout import Layout, stage_layer_counts
@@ -88,6 +89,7 @@ def _embedding(spec: ModelSpec, tp: int = 1) -> int:
     return _split(spec.vocab_size, tp) * spec.hidden_size
 
 
+@lru_cache(maxsize=256)
 def total_parameters(spec: ModelSpec) -> int:
     """Every parameter of the model once (a tied output layer is not counted twice)."""
     layers = sum(sum(layer_params(spec, i)) for i in range(spec.num_layers))
@@ -95,6 +97,7 @@ def total_parameters(spec: ModelSpec) -> int:
     return _embedding(spec) + layers + spec.hidden_size + output
 
 
+@lru_cache(maxsize=256)
 def active_parameters(spec: ModelSpec) -> int:
     """Parameters one token passes through: routed experts count ``top-k`` times, not ``num_experts``."""
     if not spec.is_moe:

@@ -7,7 +7,8 @@ megatron-core's ``TransformerConfig`` where one exists.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Literal, Optional
 
 __all__ = ["Family", "ModelSpec", "mla_dims"]
@@ -74,6 +75,13 @@ class ModelSpec:
     v_head_dim: Optional[int] = None
     """MLA: per-head size of the values."""
 
+    def __hash__(self) -> int:  # hashed often as a cache key: compute once
+        found = self.__dict__.get("_hash")
+        if found is None:
+            found = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", found)
+        return found
+
     @property
     def is_moe(self) -> bool:
         return bool(self.num_experts)
@@ -88,7 +96,7 @@ class ModelSpec:
             return False
         return (index - self.first_k_dense_replace) % max(self.moe_layer_freq, 1) == 0
 
-    @property
+    @cached_property
     def num_moe_layers(self) -> int:
         return sum(self.is_moe_layer(i) for i in range(self.num_layers))
 

@@ -1,0 +1,60 @@
+"""The Hydra overrides that select a planned layout for actor and ref."""
+
+from __future__ import annotations
+
+from ._layout import Layout
+from .cp import READS_SEQ_LENGTH
+from .memory import MemoryOptions
+from .spec import ModelSpec
+
+__all__ = ["layout_overrides"]
+
+_ACTOR = "actor_rollout_ref.actor.megatron"
+_REF = "actor_rollout_ref.ref.megatron"
+_OTC = f"++{_ACTOR}.override_transformer_config"  # ++ adds or replaces: safe on any launch line
+
+
+def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = MemoryOptions()) -> tuple[str, ...]:
+    """Hydra overrides selecting ``layout`` (and the run options the estimate assumed) for actor and ref.
+
+    The ref inherits the actor's ``override_transformer_config``; writing under the ref's dict
+    would replace it, so the dict keys are only set for the actor, with ``++``.
+    """
+    sizes = [("tensor_model_parallel_size", layout.tp), ("pipeline_model_parallel_size", layout.pp),
+             ("virtual_pipeline_model_parallel_size", layout.vpp if layout.vpp else "null"),
+             ("context_parallel_size", layout.cp)]
+    if spec.is_moe:
+        sizes += [("expert_model_parallel_size", layout.ep), ("expert_tensor_parallel_size", layout.etp)]
+    lines = [f"{prefix}.{name}={value}" for prefix in (_ACTOR, _REF) for name, value in sizes]
+    otc: list[tuple[str, object]] = []
+    if layout.cp > 1:
+        otc += [("context_parallel_size", layout.cp), ("context_parallel_algo", layout.cp_algo)]
+        if layout.ulysses_degree:
+            otc.append(("ulysses_degree_in_cp", layout.ulysses_degree))
+        if layout.cp_algo in READS_SEQ_LENGTH:
+            otc.append(("seq_length", options.seq_len))
+    if layout.first_stage_layers is not None:
+        otc.append(("num_layers_in_first_pipeline_stage", layout.first_stage_layers))
+    if layout.last_stage_layers is not None:
+        otc.append(("num_layers_in_last_pipeline_stage", layout.last_stage_layers))
+    otc += layout.recompute.otc_items()
+    if "moe_act" in layout.recompute.modules:
+        otc.append(("moe_grouped_gemm", True))
+    if "mla_up_proj" in layout.recompute.modules:
+        otc.append(("multi_latent_attention", True))
+    for key, value in otc:
+        shown = "[" + ",".join(value) + "]" if isinstance(value, list) else value
+        lines.append(f"{_OTC}.{key}={shown}")
+    if layout.vpp:
+        lines.append(f"{_ACTOR}.use_mbridge=False")
+    if not options.distributed_optimizer:
+        lines.append(f"{_ACTOR}.use_distributed_optimizer=False")
+    if options.optimizer_offload_fraction > 0:
+        optim = "++actor_rollout_ref.actor.optim.override_optimizer_config"
+        lines += [f"{optim}.optimizer_cpu_offload=True",
+                  f"{optim}.optimizer_offload_fraction={options.optimizer_offload_fraction:g}"]
+    if options.ref_param_offload:
+        lines.append(f"{_REF}.param_offload=True")
+    if options.use_fused_kernels:
+        lines.append("actor_rollout_ref.model.use_fused_kernels=True")
+    return tuple(lines)
