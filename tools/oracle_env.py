@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: megatron-core line -> the MindSpeed branches that pair with it (see the upstream README).
 LINES = {"0.12.1": "*_core_r0.12.1 branches", "0.16.1": "core_r0.16.0 and master"}
 #: torch pinned to the CPU wheel: an unpinned torch is a multi-GB CUDA build.
-BASE_REQUIREMENTS = ("torch==2.13.0", "psutil")
+BASE_REQUIREMENTS = ("torch==2.13.0", "psutil", "einops")
 #: What Megatron-LM's ``megatron/training`` imports beyond megatron-core's own dependencies, per line.
-TRAINING_REQUIREMENTS = {"0.12.1": (), "0.16.1": ("six", "regex", "pyyaml")}
+TRAINING_REQUIREMENTS = {"0.12.1": (), "0.16.1": ("six", "regex", "pyyaml", "scipy")}
 
 
 def venvs_dir() -> Path:

@@ -43,17 +43,11 @@ class Worker:
                "--release", release]
         if full_scan:
             cmd.append("--full-scan")
-        shims: list[str] = []
-        while True:  # each failed start names one megatron-core name the release needs and the wheel lacks
-            self._start([*cmd, *(f"--shim={s}" for s in shims)])
-            first = json.loads(self.proc.stdout.readline() or "null")
-            if first is None:
-                raise RuntimeError(f"the oracle worker for {release} died at start-up: {' '.join(cmd)}")
-            if "missing" not in first or len(shims) > 40:
-                break
-            self.close()
-            shims.append(first["missing"])
-        self.info = first["ready"]
+        self._start(cmd)
+        first = self.proc.stdout.readline()
+        if not first:
+            raise RuntimeError(f"the oracle worker for {release} died at start-up: {' '.join(cmd)}")
+        self.info = json.loads(first)["ready"]
         self.sources = (str(mindspeed), str(megatron))
 
     def _start(self, cmd):

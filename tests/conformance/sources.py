@@ -31,7 +31,9 @@ RELEASES = {
     "26.0.0_core_r0.12.1": "0.12.1",
     "26.1.0_core_r0.12.1": "0.12.1",
     "core_r0.16.0": "0.16.1",
-    "master": "0.16.1",
+    # master (commit 028de58) imports megatron-core 0.12.1 names that 0.16.1 no longer has
+    # (moe/legacy_a2a_token_dispatcher, experts.expert_dist_ckpt_decorator): it is still on the 0.12.1 line.
+    "master": "0.12.1",
 }
 #: megatron-core line -> Megatron-LM tag whose ``megatron/training`` and ``megatron/legacy`` MindSpeed imports.
 MEGATRON_TAGS = {"0.12.1": "core_v0.12.1", "0.16.1": "core_v0.16.1"}
