@@ -25,8 +25,7 @@ import sources
 
 HERE = Path(__file__).resolve().parent
 WORKER = HERE / "oracle" / "worker.py"
-sys.path.insert(0, str(sources.ROOT / "tools"))
-import oracle_env  # noqa: E402
+import oracle_env_link as oracle_env
 
 
 def harness_digest() -> str:

@@ -139,6 +139,15 @@ def where_raised(exc: BaseException) -> str:
     return f"{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
 
 
+def _plain(value):
+    """A config value as JSON: containers and scalars as they are, anything else as its repr."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple, set)):
+        return [_plain(v) for v in (sorted(value) if isinstance(value, set) else value)]
+    return repr(value)
+
+
 class _Recorder:
     """A patch manager that only records the names a feature registers."""
 
@@ -445,6 +454,7 @@ class Oracle:
         repatches = self.has_repatch and any(s["op"] == "repatch" for s in steps)
         self.reset(remove=not repatches)
         self.built = []
+        attrs: list = []
         stages = []
         try:
             if not repatches and self.can_remove:
@@ -460,6 +470,9 @@ class Oracle:
                 elif op == "build":
                     config = self._run_stage("build", role, self._build, step["cls"], step["kwargs"])
                     self.built.append(config)
+                    if step.get("probe"):
+                        attrs.append({"role": role, **{k: _plain(getattr(config, k, "<absent>"))
+                                                       for k in step["probe"]}})
                     if step.get("layers", True):
                         found = self._run_stage("layers", role, self._stages, config)
                         stages.append({"role": role, "layers": [n for _, _, n in found]})
@@ -468,13 +481,13 @@ class Oracle:
                             for count in sorted({n for _, _, n in found} or {config.num_layers}):
                                 self._run_stage("recompute", role, self._recompute, config, count)
         except StageError as err:
-            return self._verdict("error", stage=err.stage, role=err.role, exc=err.exc, stages=stages)
+            return self._verdict("error", stage=err.stage, role=err.role, exc=err.exc, stages=stages, attrs=attrs)
         missing = self.unregistered()
         switches = set(case.get("switches", ()))
         unapplied = {k: v for k, v in missing.items() if k in switches}
         verdict = "warning" if unapplied else "ok"
         return self._verdict(verdict, unapplied=unapplied, bridge_unapplied={
-            k: v for k, v in missing.items() if k not in switches}, stages=stages)
+            k: v for k, v in missing.items() if k not in switches}, stages=stages, attrs=attrs)
 
     def _run_stage(self, stage, role, fn, *args):
         try:
@@ -485,8 +498,10 @@ class Oracle:
             raise StageError(stage, exc, role) from exc
 
     def _verdict(self, verdict, *, stage=None, role=None, exc=None, unapplied=None, bridge_unapplied=None,
-                 stages=()):
+                 stages=(), attrs=()):
         out = {"verdict": verdict, "stages": list(stages)}
+        if attrs:
+            out["attrs"] = list(attrs)
         if exc is not None:
             out.update(stage=stage, role=role, exc_type=type(exc).__name__, message=first_line(exc),
                        where=where_raised(exc))
