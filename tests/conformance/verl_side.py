@@ -298,8 +298,15 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict) -> Upstream:
             first = False
         if model_dir is not None:
             cls, kwargs = converter_view(model_dir, engine)
-            kwargs.update(PROVIDER_EXTRAS[model_family(model_dir)])
-            kwargs.update(provider_overrides(model_dir, engine))
+            if getattr(engine, "vanilla_mbridge", False):
+                # The legacy mbridge path (mbridge is not installed here): mbridge's own view is close to
+                # verl's converter (it also sets sequence_parallel = TP > 1), then set_extra_args(**dict).
+                from verl.utils.megatron_utils import mapping_string_to_attn_backend
+
+                kwargs.update(mapping_string_to_attn_backend(dict(engine.override_transformer_config or {})))
+            else:
+                kwargs.update(PROVIDER_EXTRAS[model_family(model_dir)])
+                kwargs.update(provider_overrides(model_dir, engine))
             out.steps.append({"op": "build", "role": role, "cls": cls, "kwargs": encode(kwargs)})
     out.switches = sorted(switches)
     return out
