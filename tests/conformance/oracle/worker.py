@@ -17,7 +17,13 @@ process per device:
 - ``{"op": "build", "cls": "TransformerConfig", "kwargs": {...}, "role": "actor"}``: the config class, as
   patched by MindSpeed, built from the model bridge's kwargs; then megatron's layer assignment
   (``get_num_layers_to_build`` for every pipeline rank and virtual chunk) and, with full recompute, the
-  recompute forward (``TransformerBlock._checkpointed_forward`` over identity layers) for each stage.
+  recompute forward (``TransformerBlock._checkpointed_forward`` over identity layers) for each stage;
+  ``"probe": [names]`` returns those attributes of the built config.
+
+Harness choices, none of which runs or skips an argument check: MindSpeed's patch scan sees only megatron,
+MindSpeed and the stubbed modules (``FilteredModules``, proven verdict-neutral by a test); the process group is
+torch's single-process ``fake`` backend, without gloo groups (they need real peers) and without the HCCL
+options a stub hands ``new_group``; TorchScript is off; the recompute checkpoint saves the CPU RNG state.
 
 Verdict: ``error`` when any step raises (stage, exception type, first line); ``warning`` when a switch the
 user set names a MindSpeed feature that the last repatch did not apply (``is_need_apply`` false, or its
