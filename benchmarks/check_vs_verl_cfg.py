@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_ARGS = ROOT.parent / "shared" / "corpus" / "real-scripts" / "run_qwen3_30b_a3b_megatron.args"
+DEFAULT_ARGS = ROOT / "examples" / "qwen3_30b_a3b_moe_grpo.args"  # --args-file for another launch line
 
 
 def read_args(path: Path) -> list[str]:

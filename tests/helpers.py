@@ -15,8 +15,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-CORPUS = Path(os.environ.get("VERL_MINDSPEED_CORPUS", SHARED / "corpus" / "real-scripts"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 

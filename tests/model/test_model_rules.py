@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import CORPUS, FIXTURES
+from helpers import FIXTURES
 from omegaconf import OmegaConf
 
 from verl_mindspeed.model import load_model_spec
@@ -202,30 +202,3 @@ def test_batch_mini_not_divisible_by_dp_even_with_dynamic_bsz():
         "actor_rollout_ref.actor.ppo_mini_batch_size",
         "actor_rollout_ref.actor.ppo_mini_batch_size x actor_rollout_ref.rollout.n = 6 x 1 = 6 requires a multiple "
         "of the actor's data-parallel size 8")]
-
-
-# ---- end to end: the real command lines, composed with verl 0.9.1's config, resolved with the real models
-
-CORPUS_MODELS = {
-    "run_dapo_moonlight-16b_megatron_npu.args": MOONLIGHT,
-    "run_gspo_qwen3_30b_megatron_npu.args": QWEN3_30B,
-    "run_qwen3_06b_grpo_mindspeed.args": QWEN3_06B,
-    "run_qwen3_0_6b_megatron_vllm_ascend.args": QWEN3_06B,
-    "run_qwen3_30b_a3b_megatron.args": QWEN3_30B,
-}
-
-
-def _argv(path: Path) -> list[str]:
-    return [line for line in path.read_text().splitlines() if line and not line.startswith("#")]
-
-
-@pytest.mark.parametrize("script", sorted(CORPUS_MODELS))
-def test_corpus_command_lines_have_no_model_errors(script):
-    from verl_mindspeed.compose import compose_argv
-    from verl_mindspeed.resolve import resolve
-
-    composition = compose_argv(_argv(Path(CORPUS) / script))
-    resolution = resolve(composition.cfg, model=spec_of(CORPUS_MODELS[script]),
-                         known_megatron_keys=composition.tree.known_megatron_keys or None)
-    errors = [i.line() for i in resolution.issues if i.severity == "error"]
-    assert errors == []

@@ -1,0 +1,283 @@
+"""The differential matrix: the project's verdict against the oracle's, configuration by configuration.
+
+Configurations come from Hypothesis over the catalogue's flags, parallel sizes, roles and the fixture models
+(derandomized: the same seed gives the same list), from the repo's ``examples/*.args`` and from the corpus of
+real launch lines. Each is composed once, then judged for every MindSpeed release by:
+
+- the project: ``verl_mindspeed.launch.resolve_launch`` (errors / warnings; notes do not count);
+- the oracle: verl 0.9.1's own code for the inputs (``verl_side``), MindSpeed + megatron-core for the verdict.
+
+Classes: ``agree``; ``stricter-documented`` (the project errors only through a rule in :data:`DELIBERATE`);
+``project-stricter`` (project error, upstream passes); ``project-missed`` (upstream error, project passes);
+``severity-mismatch`` (one warns where the other is silent).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import sources
+import verl_side
+
+A = "actor_rollout_ref.actor.megatron"
+#: Checks the project makes on purpose although MindSpeed and megatron-core accept the configuration.
+#: Keep this list honest and short: every entry says why the stricter verdict is right.
+DELIBERATE = {
+    "unknown-key": "a key nothing reads (typo): MindSpeed keeps it silently, the run silently lacks the option",
+    "unknown-megatron-key": "verl refuses it later when the section becomes a dataclass, after Ray starts",
+    "batch-divisibility": "verl's trainer asserts batch sizes against the device count at run time, outside "
+                          "the config path the oracle runs",
+    "model-parallel-divides-world": "device counts: the oracle builds the smallest world the sizes allow",
+    "expert-parallel-divides-world": "device counts: the oracle builds the smallest world the sizes allow",
+    "mbridge-vpp": "verl's own NPU restriction (mbridge with VPP), raised by verl's engine, not by MindSpeed",
+    "model-layers-pp": "megatron floors num_layers / PP silently: the model built has fewer layers than the "
+                       "checkpoint",
+}
+CLASSES = ("agree", "stricter-documented", "project-stricter", "project-missed", "severity-mismatch")
+#: Launch-line model names -> fixture model (the corpus and examples name models by path).
+MODEL_HINTS = {"30b": "Qwen3-30B-A3B", "moonlight": "Moonlight-16B-A3B-Instruct", "deepseek": "DeepSeek-V3",
+               "0.6b": "Qwen3-0.6B", "0_6b": "Qwen3-0.6B", "06b": "Qwen3-0.6B", "2.5-7b": "Qwen2.5-7B-Instruct"}
+
+
+@dataclass
+class Config:
+    name: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    model: Optional[str] = None
+    argv: Optional[list[str]] = None
+    """A whole launch line (examples, corpus) instead of settings over the base."""
+
+
+@dataclass
+class Row:
+    config: Config
+    release: str
+    project: str
+    project_rules: list[str]
+    oracle: str
+    oracle_detail: dict
+    klass: str
+
+
+# --------------------------------------------------------------------------- generation
+
+def strategies():
+    """A Hypothesis strategy of :class:`Config` over the catalogue's flags, sizes, roles and models."""
+    from hypothesis import strategies as st
+    from verl_mindspeed import catalog
+
+    def flag_values(f):
+        if f.type == "bool":
+            return st.booleans()
+        if f.type == "int":
+            return st.sampled_from([1, 2, 3, 4, 8])
+        if f.type == "str":
+            return st.sampled_from(list(f.choices) or ["x"])
+        if f.type == "layers":
+            return st.sampled_from(["0", "0,3", "1,2", "0,47"])
+        if f.type == "str_list":
+            return st.lists(st.sampled_from(list(f.choices)), min_size=1, max_size=2, unique=True)
+        return st.none()
+
+    otc = [f for f in catalog.flags("otc")]
+    otc_items = st.sampled_from(otc).flatmap(lambda f: st.tuples(st.just(f.name), flag_values(f)))
+    sizes = st.fixed_dictionaries({
+        "tensor_model_parallel_size": st.sampled_from([1, 1, 2, 4]),
+        "pipeline_model_parallel_size": st.sampled_from([1, 1, 2]),
+        "virtual_pipeline_model_parallel_size": st.sampled_from([None, None, None, 1, 2]),
+        "context_parallel_size": st.sampled_from([1, 1, 2, 4]),
+        "expert_model_parallel_size": st.sampled_from([1, 1, 2, 4]),
+        "expert_tensor_parallel_size": st.sampled_from([None, None, 1, 2]),
+    })
+    models = st.sampled_from(sorted(verl_side.fixture_models()))
+
+    @st.composite
+    def config(draw):
+        chosen = draw(sizes)
+        settings = {f"{A}.{k}": v for k, v in chosen.items() if v is not None}
+        for name, value in draw(st.lists(otc_items, max_size=5, unique_by=lambda t: t[0])):
+            settings[f"{A}.override_transformer_config.{name}"] = value
+        if draw(st.integers(0, 9)) == 0:
+            settings["actor_rollout_ref.actor.use_kl_loss"] = True
+        if draw(st.integers(0, 19)) == 0:
+            settings["algorithm.adv_estimator"] = "gae"
+        return Config("", settings, draw(models))
+
+    return config()
+
+
+def generate(n: int, seed: int = 0) -> list[Config]:
+    """``n`` distinct configurations, the same ones for the same ``n`` and ``seed``."""
+    from hypothesis import HealthCheck, given, seed as hseed, settings
+
+    out: list[Config] = []
+    seen: set[str] = set()
+
+    @hseed(seed)
+    @settings(max_examples=n * 3, database=None, derandomize=False, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(strategies())
+    def collect(cfg):
+        key = json.dumps([cfg.settings, cfg.model], sort_keys=True, default=str)
+        if key not in seen and len(out) < n:
+            seen.add(key)
+            cfg.name = f"gen-{len(out):04d}"
+            out.append(cfg)
+
+    collect()
+    return out
+
+
+def launch_files() -> list[Config]:
+    """The repo's examples and the corpus's real launch lines, each with the fixture model its path names."""
+    from verl_mindspeed.launch import read_args_file
+
+    files = sorted((sources.ROOT / "examples").glob("*.args"))
+    corpus = sources.corpus_dir()
+    if corpus is not None:
+        files += sorted(corpus.glob("*.args"))
+    out = []
+    for path in files:
+        argv = read_args_file(str(path))
+        text = " ".join(argv).lower()
+        model = next((m for hint, m in MODEL_HINTS.items() if hint in text), None)
+        out.append(Config(path.name, {}, model, argv))
+    return out
+
+
+# --------------------------------------------------------------------------- judging
+
+class Judge:
+    def __init__(self, pool, releases=None):
+        from verl_mindspeed.compose import compose_argv
+
+        self.pool = pool
+        self.releases = list(releases or sources.RELEASES)
+        self.base_argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
+        self.base = compose_argv(self.base_argv)
+        self.compose_argv = compose_argv
+        self.timings: dict[str, float] = {"project": 0.0, "verl_side": 0.0, "oracle": 0.0}
+
+    def _composed(self, cfg: Config):
+        from omegaconf import OmegaConf
+
+        if cfg.argv is not None:
+            comp = self.compose_argv(cfg.argv)
+            return comp.cfg, cfg.argv, comp.tree, comp.issues
+        composed = copy.deepcopy(self.base.cfg)
+        for key, value in cfg.settings.items():
+            OmegaConf.update(composed, key, value, force_add=True)
+        argv = [*self.base_argv, *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}"
+                                   for k, v in cfg.settings.items())]
+        return composed, argv, self.base.tree, []
+
+    def judge(self, configs: list[Config]) -> list[Row]:
+        from verl_mindspeed.launch import resolve_launch
+
+        prepared = []
+        for cfg in configs:
+            composed, argv, tree, issues = self._composed(cfg)
+            model_dir = str(verl_side.fixture_models()[cfg.model]) if cfg.model else None
+            t = time.perf_counter()
+            up = verl_side.upstream_of(composed, model_dir, tree.otc_defaults)
+            self.timings["verl_side"] += time.perf_counter() - t
+            t = time.perf_counter()
+            project = {}
+            for release in self.releases:
+                res = resolve_launch(composed, argv, tree, "conformance", issues=issues, release=release,
+                                     model_config=model_dir)
+                project[release] = res
+            self.timings["project"] += time.perf_counter() - t
+            prepared.append((cfg, up, project))
+        t = time.perf_counter()
+        batches = {r: [up.case() for _, up, _ in prepared if up.verl_error is None] for r in self.releases}
+        verdicts = self.pool.run_many(batches)
+        self.timings["oracle"] += time.perf_counter() - t
+        rows = []
+        cursor = {r: iter(v) for r, v in verdicts.items()}
+        for cfg, up, project in prepared:
+            for release in self.releases:
+                if up.verl_error is not None:
+                    oracle = {"verdict": "error", **up.verl_error}
+                else:
+                    oracle = next(cursor[release])
+                rows.append(classify(cfg, release, project[release], oracle))
+        return rows
+
+
+def classify(cfg: Config, release: str, res, oracle: dict) -> Row:
+    errors = sorted({i.rule for i in res.errors})
+    project = "error" if errors else ("warning" if res.warnings else "ok")
+    upstream = oracle["verdict"] if oracle["verdict"] in ("error", "warning", "ok") else "error"
+    if project == upstream:
+        klass = "agree"
+    elif project == "error" and upstream != "error":
+        klass = "stricter-documented" if all(r in DELIBERATE for r in errors) else "project-stricter"
+    elif upstream == "error":
+        klass = "project-missed"
+    else:
+        klass = "severity-mismatch"
+    rules = errors or sorted({i.rule for i in res.warnings})
+    return Row(cfg, release, project, rules, upstream, oracle, klass)
+
+
+def table(rows: list[Row]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts = out.setdefault(row.release, {"cases": 0, **{k: 0 for k in CLASSES}})
+        counts["cases"] += 1
+        counts[row.klass] += 1
+    return out
+
+
+def render(counts: dict[str, dict[str, int]]) -> str:
+    head = ["release", "cases", *CLASSES]
+    lines = [" | ".join(head), " | ".join("---" for _ in head)]
+    for release, c in counts.items():
+        lines.append(" | ".join([release, *(str(c[k]) for k in head[1:])]))
+    return "\n".join(lines)
+
+
+def repro(row: Row) -> dict:
+    cfg = row.config
+    o = row.oracle_detail
+    argv = cfg.argv or [f"++{k}={v}" for k, v in cfg.settings.items()]
+    return {
+        "class": row.klass, "release": row.release, "config": cfg.name, "model": cfg.model, "argv": argv,
+        "oracle": {k: o.get(k) for k in ("verdict", "stage", "role", "exc_type", "message", "where", "unapplied")
+                   if o.get(k) is not None},
+        "project": {"verdict": row.project, "rules": row.project_rules},
+    }
+
+
+def signature(row: Row) -> tuple:
+    """What makes two disagreements the same finding: class, upstream failure point, project rules."""
+    o = row.oracle_detail
+    return (row.klass, o.get("stage"), o.get("exc_type"), (o.get("where") or "").split(":")[0],
+            tuple(sorted(o.get("unapplied") or ())), tuple(row.project_rules))
+
+
+def findings(rows: list[Row]) -> list[dict]:
+    """One minimal repro per distinct disagreement (the configuration with the fewest settings)."""
+    best: dict[tuple, Row] = {}
+    counts: dict[tuple, int] = {}
+    for row in rows:
+        if row.klass in ("agree", "stricter-documented"):
+            continue
+        sig = signature(row)
+        counts[sig] = counts.get(sig, 0) + 1
+        size = len(row.config.settings) if row.config.argv is None else 1000
+        if sig not in best or size < (len(best[sig].config.settings) if best[sig].config.argv is None else 1000):
+            best[sig] = row
+    out = [{**repro(r), "occurrences": counts[s]} for s, r in best.items()]
+    return sorted(out, key=lambda d: (d["class"], -d["occurrences"]))
+
+
+def write(rows: list[Row], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"table": table(rows), "findings": findings(rows)}, indent=1, default=str))

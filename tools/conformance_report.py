@@ -1,0 +1,59 @@
+"""Print the agreement table of the project against the oracle, per MindSpeed release, and write the repros.
+
+    .venv/bin/python tools/conformance_report.py [--cases 2000] [--out conformance.json] [--release R ...]
+
+Needs the upstream sources (``VERL_MINDSPEED_UPSTREAM``) and the oracle venvs (``tools/oracle_env.py``).
+Verdicts are cached, so a second run only pays for what changed. The repros file holds one minimal
+configuration per distinct disagreement: argv, release, the oracle's exception, the project's verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "conformance"))
+sys.path.insert(0, str(ROOT / "src"))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=2000, help="generated configurations (each per release)")
+    parser.add_argument("--out", type=Path, default=Path("conformance-disagreements.json"))
+    parser.add_argument("--release", action="append", help="only these releases (default: all)")
+    opts = parser.parse_args(argv)
+
+    import differential
+    import pool
+    import sources
+
+    gone = sources.missing()
+    if gone:
+        print(f"upstream sources missing: {', '.join(gone)} (set VERL_MINDSPEED_UPSTREAM)", file=sys.stderr)
+        return 2
+    start = time.monotonic()
+    configs = differential.generate(opts.cases) + differential.launch_files()
+    with pool.OraclePool() as oracle:
+        judge = differential.Judge(oracle, opts.release)
+        rows = judge.judge(configs)
+        hits, misses = oracle.hits, oracle.misses
+    differential.write(rows, opts.out)
+    print(differential.render(differential.table(rows)))
+    found = differential.findings(rows)
+    print(f"\n{len(found)} distinct disagreements, one repro each in {opts.out}")
+    for f in found:
+        o = f["oracle"]
+        print(f"- {f['class']} x{f['occurrences']} [{f['release']}] project {f['project']['verdict']} "
+              f"{','.join(f['project']['rules']) or '-'}; upstream {o.get('verdict')} "
+              f"{o.get('stage', '')} {o.get('exc_type', '')}: {(o.get('message') or '')[:100]}")
+    seconds = {k: round(v, 1) for k, v in judge.timings.items()}
+    print(f"\n{len(configs)} configurations x {len(judge.releases)} releases in {time.monotonic() - start:.0f} s "
+          f"(oracle cache: {hits} hits, {misses} runs; {seconds})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
