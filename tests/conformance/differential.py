@@ -37,10 +37,18 @@ DELIBERATE = {
     "mbridge-vpp": "verl's own NPU restriction (mbridge with VPP), raised by verl's engine, not by MindSpeed",
     "model-layers-pp": "megatron floors num_layers / PP silently: the model built has fewer layers than the "
                        "checkpoint",
+    "model-mla": "MLA switches or dimensions that differ from config.json build a model the checkpoint's weights "
+                 "cannot be loaded into (the weight loader, after the config the oracle builds)",
+    "role-sizes-agree": "verl reuses the first engine's parallel state for every later role without a check: the "
+                        "silent layout change is the failure (the oracle confirms nothing raises)",
+    "cp-sizes-agree": "MindSpeed patches for one CP size while the process groups have another: no config check "
+                      "sees it, the attention split is wrong at run time",
+    "cp-algo-release": "the release has no code for the algorithm: MindSpeed accepts the string without argparse "
+                       "and registers no CP attention for it",
 }
 CLASSES = ("agree", "stricter-documented", "project-stricter", "project-missed", "severity-mismatch")
 #: Launch-line model names -> fixture model (the corpus and examples name models by path).
-MODEL_HINTS = {"30b": "Qwen3-30B-A3B", "moonlight": "Moonlight-16B-A3B-Instruct", "deepseek": "DeepSeek-V3",
+MODEL_HINTS = {"qwen3-8b": "Qwen3-8B", "30b": "Qwen3-30B-A3B", "moonlight": "Moonlight-16B-A3B-Instruct", "deepseek": "DeepSeek-V3",
                "0.6b": "Qwen3-0.6B", "0_6b": "Qwen3-0.6B", "06b": "Qwen3-0.6B", "2.5-7b": "Qwen2.5-7B-Instruct"}
 
 
@@ -189,8 +197,9 @@ class Judge:
             t = time.perf_counter()
             project = {}
             for release in self.releases:
+                # the oracle runs verl's own code on the launch as written: a plain launch, nothing injected
                 res = resolve_launch(composed, argv, tree, "conformance", issues=issues, release=release,
-                                     model_config=model_dir)
+                                     model_config=model_dir, injected=False)
                 project[release] = res
             self.timings["project"] += time.perf_counter() - t
             prepared.append((cfg, up, project))

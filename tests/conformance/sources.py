@@ -72,6 +72,16 @@ def corpus_dir() -> Optional[Path]:
     return corpus if corpus is not None and corpus.is_dir() else None
 
 
+def seed_file() -> Optional[Path]:
+    """The feature guide the catalogue mirrors (``VERL_MINDSPEED_SEED``, or ``seed/`` beside the upstream folder)."""
+    env = os.environ.get("VERL_MINDSPEED_SEED")
+    if env:
+        return Path(env)
+    up = upstream_dir()
+    seed = up.parent / "seed" / "mindspeed-feature-guide.zh.md" if up is not None else None
+    return seed if seed is not None and seed.is_file() else None
+
+
 def cache_root() -> Path:
     base = os.environ.get("VERL_MINDSPEED_CACHE")
     return (Path(base) if base else Path.home() / ".cache" / "verl-mindspeed")

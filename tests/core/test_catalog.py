@@ -9,34 +9,10 @@ import sys
 
 import pytest
 
-from helpers import ROOT, SHARED
+from helpers import ROOT
 from verl_mindspeed import catalog
 from verl_mindspeed.cli import main
 from verl_mindspeed.docs_gen import features_markdown, generated_files
-
-SEED = SHARED / "seed" / "mindspeed-feature-guide.zh.md"
-
-
-def seed_rows() -> list[tuple[str, list[str], str]]:
-    """(name, keys, status) of every table row in the guide."""
-    rows = []
-    for line in SEED.read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 3 and "." in cells[1]:
-            rows.append((cells[0], [k.strip() for k in cells[1].split("<br>")], cells[2]))
-    return rows
-
-
-def test_seed_parsed():
-    assert len(seed_rows()) == 18  # 12 features + 6 fused operators
-
-
-@pytest.mark.parametrize("name, keys, status", seed_rows(), ids=[r[0] for r in seed_rows()])
-def test_every_seed_row_is_a_catalogue_entry(name, keys, status):
-    matches = [f for f in catalog.FEATURES if f.source == "seed" and list(f.seed_keys) == keys]
-    assert len(matches) == 1, f"no catalogue entry with exactly the keys {keys}"
-    assert matches[0].status == status
-
 
 def test_counts_and_kinds():
     kinds = [f.kind for f in catalog.FEATURES if f.source == "seed"]

@@ -1,6 +1,7 @@
-"""Realistic launches for every preset: a corpus command line, the preset, and the overrides the preset needs.
+"""Realistic launches for every preset: one of the project's example launch lines, the preset, and the
+overrides the preset needs.
 
-The corpus scripts add some keys with ``+key=v`` that a preset also sets; after the preset those keys
+The examples add some keys with ``+key=v`` that a preset also sets; after the preset those keys
 exist, so Hydra needs ``++key=v`` (docs/usage.md, "+ versus ++"). :func:`after_preset` applies exactly
 that rewrite and nothing else.
 """
@@ -12,26 +13,29 @@ from pathlib import Path
 from verl_mindspeed.integrations import presets
 
 
-from helpers import CORPUS, ROOT, require  # noqa: F401
+from helpers import ROOT, require  # noqa: F401
 
-#: preset -> (corpus script, the extra overrides this preset needs on it, and why)
+EXAMPLES = ROOT / "examples"
+
+#: preset -> (example launch line, the extra overrides this preset needs on it, and why)
 CASES: dict[str, tuple[str, list[str]]] = {
-    "validate": ("run_qwen3_06b_grpo_mindspeed", []),
-    "dense": ("run_qwen3_0_6b_megatron_vllm_ascend", []),
-    "moe": ("run_qwen3_30b_a3b_megatron", []),
-    # CP-ready settings only act with CP >= 2 (the script runs PP=2, TP=2 on 8 devices: CP=2 fits).
-    "long_context": ("run_qwen3_0_6b_megatron_vllm_ascend",
+    "validate": ("qwen3_8b_dense_grpo", []),
+    "dense": ("qwen3_8b_dense_grpo", []),
+    "moe": ("qwen3_30b_a3b_moe_grpo", []),
+    # CP-ready settings only act with CP >= 2 (the example runs TP=4, PP=2 on 8 devices: 16 devices fit CP=2).
+    "long_context": ("qwen3_8b_dense_grpo",
                      ["actor_rollout_ref.actor.megatron.context_parallel_size=2",
-                      "actor_rollout_ref.ref.megatron.context_parallel_size=2"]),
-    "memory_saving": ("run_gspo_qwen3_30b_megatron_npu", []),
-    "mla_moe": ("run_dapo_moonlight-16b_megatron_npu", []),
-    # MC2 needs TP > 1: this script runs TP=2 (with verl's default sequence_parallel=True).
-    "mc2": ("run_qwen3_06b_grpo_mindspeed", []),
+                      "actor_rollout_ref.ref.megatron.context_parallel_size=2", "trainer.n_gpus_per_node=16",
+                      "++actor_rollout_ref.actor.megatron.override_transformer_config.seq_length=4096"]),
+    "memory_saving": ("qwen3_30b_a3b_moe_grpo", []),
+    "mla_moe": ("moonlight_16b_mla_dapo", []),
+    # MC2 needs TP > 1: this example runs TP=4 (with verl's default sequence_parallel=True).
+    "mc2": ("qwen3_8b_dense_grpo", []),
 }
 
 
 def corpus_argv(name: str) -> list[str]:
-    text = (Path(CORPUS) / f"{name}.args").read_text(encoding="utf-8")
+    text = (EXAMPLES / f"{name}.args").read_text(encoding="utf-8")
     return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
 
 

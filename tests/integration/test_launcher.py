@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from _preset_cases import corpus_argv, require
+from _preset_cases import after_preset, corpus_argv, require
 from omegaconf import OmegaConf
 
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
@@ -34,7 +34,7 @@ def test_verl_main_body_receives_the_injected_config(monkeypatch, tmp_path, caps
     received = []
     monkeypatch.setattr(main_ppo, "run_ppo", lambda config, task_runner_class=None: received.append(config))
     monkeypatch.chdir(tmp_path)
-    argv = corpus_argv("run_qwen3_0_6b_megatron_vllm_ascend") + [
+    argv = after_preset(corpus_argv("qwen3_8b_dense_grpo"), "dense") + [
         ALIAS, f"+{A}.{OTC}.moe_token_dispatcher_type=alltoall", "+mindspeed=dense"]
     assert launcher.run(argv) == 0
     (config,) = received

@@ -96,11 +96,16 @@ def test_plus_on_a_key_the_preset_set_fails_with_the_plus_plus_fix():
     assert [(i.rule, i.override) for i in comp.issues] == [("hydra-append", f"++{key}=True")]
 
 
-def test_corpus_scripts_need_only_the_documented_rewrite():
-    argv = corpus_argv("run_qwen3_30b_a3b_megatron")
+def test_launch_lines_need_only_the_documented_rewrite():
+    """A preset on a launch line: exactly the '+' lines of keys the preset also sets become '++'."""
+    argv = corpus_argv("qwen3_30b_a3b_moe_grpo")
     rewritten = after_preset(argv, "moe")
     changed = [(a, b) for a, b in zip(argv, rewritten) if a != b]
-    assert changed == [(f"+{A}.{OTC}.use_flash_attn=True", f"++{A}.{OTC}.use_flash_attn=True")]
+    keys = ("use_flash_attn", "moe_token_dispatcher_type", "moe_grouped_gemm",
+            "use_fused_moe_token_permute_and_unpermute")
+    assert [a for a, _ in changed] == [a for a in argv if a.startswith("+") and a[1:].split("=")[0] in
+                                       {f"{A}.{OTC}.{k}" for k in keys}]
+    assert all(b == "+" + a for a, b in changed) and len(changed) == len(keys)
 
 
 def test_two_presets_compose_as_a_list():

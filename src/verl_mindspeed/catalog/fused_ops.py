@@ -79,7 +79,7 @@ PERMUTE = Feature(
     ),
     notes=("Needs CANN >= 8.3.RC1 and torch_npu >= 7.2.RC1, else MindSpeed turns it off with a warning.",),
     notes_zh=("需要 CANN >= 8.3.RC1 且 torch_npu >= 7.2.RC1，否则 MindSpeed 会告警并关闭。",),
-    rules=("permute-fusion-dispatcher",),
+    rules=("permute-fusion-dispatcher", "moe-dispatcher-in-dict", "bridge-permute-fusion"),
 )
 
 GROUPED_GEMM = Feature(

@@ -32,7 +32,7 @@ MOE_ALLTOALL = Feature(
              help="Use the TP group to extend expert parallelism instead of splitting experts.",
              help_zh="用 TP 组扩展专家并行，而不是切分专家。", feeds="MindSpeed --moe-tp-extend-ep"),
     ),
-    rules=("moe-async-comm-alone", "moe-overlap-dispatcher-in-dict", "moe-alltoall-overlap",
+    rules=("moe-async-comm-alone", "moe-dispatcher-in-dict", "moe-alltoall-overlap",
            "moe-allgather-overlap", "moe-tp-extend-ep", "alltoall-seq-etp", "moe-pad-needs-capacity"),
 )
 

@@ -41,8 +41,19 @@ MESSAGES: dict[str, str] = {
     "MindSpeed's MC2 patch reads TP from the dict": "MindSpeed 的 MC2 补丁从字典中读取 TP",
     "MindSpeed's MC2 patch reads SP from the dict": "MindSpeed 的 MC2 补丁从字典中读取 SP",
     "MindSpeed's swap-optimizer check reads it from the dict": "MindSpeed 的 swap-optimizer 检查从字典中读取它",
-    "MindSpeed applies its MoE overlap patches only when the dispatcher is in the dict":
-        "只有字典中带有 dispatcher 时 MindSpeed 才应用 MoE 通信掩盖补丁",
+    "MindSpeed applies its MoE overlap and dispatcher-specific permute patches only when the dispatcher is in the dict":
+        "只有字典中带有 dispatcher 时 MindSpeed 才应用 MoE 通信掩盖补丁及与 dispatcher 相关的 permute 补丁",
+    "Megatron-Bridge turns permute fusion on for this MoE model; MindSpeed registers its NPU permute only when the "
+    "switch is in the dict":
+        "Megatron-Bridge 会为该 MoE 模型开启 permute 融合；只有字典中带有该开关时 MindSpeed 才注册 NPU permute",
+    "fused permute/unpermute is only partly applied: MindSpeed registers its alltoall-dispatcher patches only when "
+    "moe_token_dispatcher_type is in override_transformer_config":
+        "融合 permute/unpermute 只生效了一部分：只有 override_transformer_config 中带有 moe_token_dispatcher_type 时 "
+        "MindSpeed 才注册 alltoall dispatcher 的补丁",
+    "Megatron-Bridge turns moe_permute_fusion on for this MoE model, but MindSpeed registers its NPU permute/unpermute "
+    "only when the switch is in override_transformer_config; set it there, True or False":
+        "Megatron-Bridge 会为该 MoE 模型开启 moe_permute_fusion，但只有 override_transformer_config 中带有该开关时 "
+        "MindSpeed 才注册 NPU permute/unpermute；请在那里明确设置 True 或 False",
     "MindSpeed's tp-extend-ep check reads num_experts from the dict; taken from the model's config.json":
         "MindSpeed 的 tp-extend-ep 检查从字典中读取 num_experts；取自模型的 config.json",
     "MindSpeed's fused RoPE check reads it, and this model bridge does not set it":

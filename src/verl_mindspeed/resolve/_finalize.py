@@ -61,9 +61,15 @@ def injected_dict(view: RoleView, shared: dict[str, Any], model: Any) -> tuple[d
     if out.get("swap_optimizer") is True:
         add("use_distributed_optimizer", view.megatron.get("use_distributed_optimizer") is not False,
             tr("MindSpeed's swap-optimizer check reads it from the dict"))
-    if any(out.get(k) is True for k in (*OVERLAP, "moe_tp_extend_ep")):
+    if model is not None and model.is_moe and view.bridge.get("position_embedding_type") == "rope" \
+            and PERMUTE not in out and PERMUTE_MEGATRON not in out:
+        for key in (PERMUTE, PERMUTE_MEGATRON):
+            add(key, True, tr("Megatron-Bridge turns permute fusion on for this MoE model; MindSpeed registers its "
+                              "NPU permute only when the switch is in the dict"))
+    if any(out.get(k) is True for k in (*OVERLAP, "moe_tp_extend_ep", PERMUTE, PERMUTE_MEGATRON)):
         add("moe_token_dispatcher_type", _dispatcher(view),
-            tr("MindSpeed applies its MoE overlap patches only when the dispatcher is in the dict"))
+            tr("MindSpeed applies its MoE overlap and dispatcher-specific permute patches only when the dispatcher "
+               "is in the dict"))
     if out.get("moe_tp_extend_ep") is True and model is not None and model.is_moe:
         add("num_experts", model.num_experts,
             tr("MindSpeed's tp-extend-ep check reads num_experts from the dict; taken from the model's config.json"))

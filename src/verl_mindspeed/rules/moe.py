@@ -10,7 +10,7 @@ from typing import Iterable, Optional
 
 from ..errors import Issue
 from ..i18n import tr
-from ._base import Context, RoleView, error, fmt, release_at_least, rule, warning
+from ._base import Context, RoleView, error, fmt, note, release_at_least, rule, warning
 
 PERMUTE = "use_fused_moe_token_permute_and_unpermute"
 _MS_MOE = "mindspeed/features_manager/moe/"
@@ -87,21 +87,50 @@ def moe_async_comm_alone(role: RoleView, ctx: Context) -> Iterable[Issue]:
         )
 
 
-@rule("moe-overlap-dispatcher-in-dict", cites=_MS_MOE + "moe_alltoall_overlap.py register_patches (gated on "
-      "hasattr(args, 'moe_token_dispatcher_type'))", holds_for="MindSpeed 2.2.0+")
-def overlap_dispatcher_in_dict(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """The overlap patches register only when the dispatcher is in MindSpeed's namespace: the dict."""
-    if role.sent is None:
+@rule("moe-dispatcher-in-dict", cites="mindspeed/features_manager/moe/moe_alltoall_overlap.py, "
+      "moe_allgather_overlap.py, fusions/fused_moe_permute.py register_patches (gated on the namespace's "
+      "moe_token_dispatcher_type)", holds_for="MindSpeed 2.2.0+")
+def dispatcher_in_dict(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """MindSpeed registers its overlap and dispatcher-specific permute patches only when the dispatcher is in
+    its namespace: the dict. The model bridge sets the dispatcher on the config only."""
+    if role.sent is None or role.in_ns("moe_token_dispatcher_type"):
         return
-    for switch in ("moe_alltoall_overlap_comm", "moe_allgather_overlap_comm"):
-        if role.ns.get(switch) is True and not role.in_ns("moe_token_dispatcher_type"):
+    switches = [k for k in ("moe_alltoall_overlap_comm", "moe_allgather_overlap_comm") if role.ns.get(k) is True]
+    if switches:
+        for switch in switches:
             yield warning(
                 role.key(switch),
                 tr("{switch}=True has no effect: MindSpeed applies it only when moe_token_dispatcher_type is in "
                    "override_transformer_config, and the model bridge sets the dispatcher elsewhere", switch=switch),
-                "moe-overlap-dispatcher-in-dict",
+                "moe-dispatcher-in-dict",
                 override=role.set_line("moe_token_dispatcher_type", _dispatcher(role) or "alltoall"),
             )
+    elif role.ns.get(PERMUTE) is True or role.ns.get("moe_permute_fusion") is True:
+        yield warning(
+            role.key("moe_permute_fusion"),
+            tr("fused permute/unpermute is only partly applied: MindSpeed registers its alltoall-dispatcher patches "
+               "only when moe_token_dispatcher_type is in override_transformer_config"),
+            "moe-dispatcher-in-dict",
+            override=role.set_line("moe_token_dispatcher_type", _dispatcher(role) or "alltoall"),
+        )
+
+
+@rule("bridge-permute-fusion", cites="mindspeed/features_manager/fusions/fused_moe_permute.py register_patches; "
+      "Megatron-Bridge qwen3_moe_bridge.py / deepseek/common.py (moe_permute_fusion=True)",
+      holds_for="MindSpeed 2.2.0+ with verl's Megatron-Bridge path (verl 0.9 default)")
+def bridge_permute_fusion(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """Megatron-Bridge turns permute fusion on for MoE models on the config only; MindSpeed's NPU permute is
+    registered from the dict. Executed: the patches are not registered; what the first MoE forward then does
+    could not be run without an NPU."""
+    if role.sent is None or ctx.model is None or not ctx.model.is_moe or role.bridge.get("position_embedding_type") \
+            != "rope" or role.in_ns(PERMUTE) or role.in_ns("moe_permute_fusion"):
+        return
+    yield note(
+        role.key("moe_permute_fusion"),
+        tr("Megatron-Bridge turns moe_permute_fusion on for this MoE model, but MindSpeed registers its NPU "
+           "permute/unpermute only when the switch is in override_transformer_config; set it there, True or False"),
+        "bridge-permute-fusion", override=role.set_line("moe_permute_fusion", True),
+    )
 
 
 @rule("moe-alltoall-overlap", cites=_MS_MOE + "moe_alltoall_overlap.py validate_args",
