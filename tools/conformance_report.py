@@ -24,6 +24,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cases", type=int, default=2000, help="generated configurations (each per release)")
     parser.add_argument("--out", type=Path, default=Path("conformance-disagreements.json"))
     parser.add_argument("--release", action="append", help="only these releases (default: all)")
+    parser.add_argument("--injected", action="store_true",
+                        help="judge launches through verl-mindspeed (preset/launcher) instead of plain verl launches")
     opts = parser.parse_args(argv)
 
     import differential
@@ -37,7 +39,7 @@ def main(argv=None) -> int:
     start = time.monotonic()
     configs = differential.generate(opts.cases) + differential.launch_files()
     with pool.OraclePool() as oracle:
-        judge = differential.Judge(oracle, opts.release)
+        judge = differential.Judge(oracle, opts.release, injected=opts.injected)
         rows = judge.judge(configs)
         hits, misses = oracle.hits, oracle.misses
     differential.write(rows, opts.out)

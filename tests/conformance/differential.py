@@ -46,6 +46,11 @@ DELIBERATE = {
     "cp-algo-release": "the release has no code for the algorithm: MindSpeed accepts the string without argparse "
                        "and registers no CP attention for it",
 }
+#: Warnings the project gives that the oracle cannot see: it reports unregistered patches of switches, not
+#: values that select nothing. Each says why the warning is still right.
+DOCUMENTED_WARNINGS = {
+    "cp-algo-without-cp": "context_parallel_algo only selects among CP patches, which need context_parallel_size > 1",
+}
 CLASSES = ("agree", "stricter-documented", "project-stricter", "project-missed", "severity-mismatch")
 #: Launch-line model names -> fixture model (the corpus and examples name models by path).
 MODEL_HINTS = {"qwen3-8b": "Qwen3-8B", "30b": "Qwen3-30B-A3B", "moonlight": "Moonlight-16B-A3B-Instruct", "deepseek": "DeepSeek-V3",
@@ -161,9 +166,13 @@ def launch_files() -> list[Config]:
 # --------------------------------------------------------------------------- judging
 
 class Judge:
-    def __init__(self, pool, releases=None):
+    """Judges configurations as plain verl launches, or (``injected``) as launches through verl-mindspeed: the
+    oracle then runs verl's code on the config after the project's injection."""
+
+    def __init__(self, pool, releases=None, injected: bool = False):
         from verl_mindspeed.compose import compose_argv
 
+        self.injected = injected
         self.pool = pool
         self.releases = list(releases or sources.RELEASES)
         self.base_argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
@@ -184,6 +193,16 @@ class Judge:
                                    for k, v in cfg.settings.items())]
         return composed, argv, self.base.tree, []
 
+    @staticmethod
+    def _inject(composed, argv, tree, model_dir):
+        """The config after the project's injection (forced when it has errors, to see that upstream fails too)."""
+        from verl_mindspeed.launch import resolve_launch
+        from verl_mindspeed.resolve import inject
+
+        given = copy.deepcopy(composed)
+        inject(given, resolve_launch(given, argv, tree, "conformance", model_config=model_dir), force=True)
+        return given
+
     def judge(self, configs: list[Config]) -> list[Row]:
         from verl_mindspeed.launch import resolve_launch
 
@@ -191,15 +210,16 @@ class Judge:
         for cfg in configs:
             composed, argv, tree, issues = self._composed(cfg)
             model_dir = str(verl_side.fixture_models()[cfg.model]) if cfg.model else None
+            given = self._inject(composed, argv, tree, model_dir) if self.injected else composed
             t = time.perf_counter()
-            up = verl_side.upstream_of(composed, model_dir, tree.otc_defaults)
+            up = verl_side.upstream_of(given, model_dir, tree.otc_defaults)
             self.timings["verl_side"] += time.perf_counter() - t
             t = time.perf_counter()
             project = {}
             for release in self.releases:
-                # the oracle runs verl's own code on the launch as written: a plain launch, nothing injected
+                # the oracle runs verl's own code on the launch as written (plain) or as injected
                 res = resolve_launch(composed, argv, tree, "conformance", issues=issues, release=release,
-                                     model_config=model_dir, injected=False)
+                                     model_config=model_dir, injected=self.injected)
                 project[release] = res
             self.timings["project"] += time.perf_counter() - t
             prepared.append((cfg, up, project))
@@ -229,6 +249,9 @@ def classify(cfg: Config, release: str, res, oracle: dict) -> Row:
         klass = "stricter-documented" if all(r in DELIBERATE for r in errors) else "project-stricter"
     elif upstream == "error":
         klass = "project-missed"
+    elif project == "warning" and upstream == "ok" and \
+            all(i.rule in DOCUMENTED_WARNINGS for i in res.warnings):
+        klass = "stricter-documented"
     else:
         klass = "severity-mismatch"
     rules = errors or sorted({i.rule for i in res.warnings})

@@ -18,16 +18,19 @@ import sources
 CASES = int(os.environ.get("VERL_MINDSPEED_DIFFERENTIAL_CASES", "2000"))
 
 
-@pytest.fixture(scope="module")
-def judged(oracle, verl_base):
+@pytest.fixture(scope="module", params=["plain", "injected"])
+def judged(request, oracle, verl_base):
+    """Plain verl launches, and the same launches through verl-mindspeed (the oracle runs the injected config)."""
     import differential
 
     configs = differential.generate(CASES) + differential.launch_files()
-    rows = differential.Judge(oracle).judge(configs)
+    rows = differential.Judge(oracle, injected=request.param == "injected").judge(configs)
     out = Path(os.environ.get("VERL_MINDSPEED_DIFFERENTIAL_OUT",
-                              sources.cache_root() / "conformance" / "differential.json"))
+                              sources.cache_root() / "conformance" / f"differential-{request.param}.json"))
+    if out.suffix == ".json" and "VERL_MINDSPEED_DIFFERENTIAL_OUT" in os.environ:
+        out = out.with_name(f"{out.stem}-{request.param}.json")
     differential.write(rows, out)
-    print("\n" + differential.render(differential.table(rows)) + f"\nrepros: {out}")
+    print(f"\n{request.param} launches\n" + differential.render(differential.table(rows)) + f"\nrepros: {out}")
     return rows
 
 

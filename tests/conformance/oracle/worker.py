@@ -57,6 +57,11 @@ SCAN_ROOTS = ("megatron", "mindspeed", "torch_npu", "torchair", "transformer_eng
               "flash_attn", "triton", "einops")
 
 
+
+#: Features switched on by a key other than their own name (``is_need_apply`` reads both): the fused-permute
+#: feature is ``moe_permute_fusion`` and MindSpeed's own switch turns it on too (fusions/fused_moe_permute.py).
+FEATURE_SWITCHES = {"moe_permute_fusion": {"use_fused_moe_token_permute_and_unpermute"}}
+
 class FilteredModules:
     """``sys.modules`` as MindSpeed's patch manager sees it, restricted to :data:`SCAN_ROOTS` for ``copy()``.
 
@@ -490,10 +495,10 @@ class Oracle:
             return self._verdict("error", stage=err.stage, role=err.role, exc=err.exc, stages=stages, attrs=attrs)
         missing = self.unregistered()
         switches = set(case.get("switches", ()))
-        unapplied = {k: v for k, v in missing.items() if k in switches}
+        unapplied = {k: v for k, v in missing.items() if k in switches or FEATURE_SWITCHES.get(k, set()) & switches}
         verdict = "warning" if unapplied else "ok"
         return self._verdict(verdict, unapplied=unapplied, bridge_unapplied={
-            k: v for k, v in missing.items() if k not in switches}, stages=stages, attrs=attrs)
+            k: v for k, v in missing.items() if k not in unapplied}, stages=stages, attrs=attrs)
 
     def _run_stage(self, stage, role, fn, *args):
         try:
