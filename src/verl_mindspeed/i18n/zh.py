@@ -408,4 +408,11 @@ MESSAGES: dict[str, str] = {
         "config.json：architectures 必须是列表，例如 [\"{name}\"]，而不是字符串",
     "config.json: architectures must be a list of names, not {value}": "config.json：architectures 必须是名称列表，而不是 {value}",
     "config.json has no {key}; a whole number is needed": "config.json 缺少 {key}；需要一个整数",
+    # -- memory estimate in check ------------------------------------------------------------------------------
+    "estimated peak {peak:.1f} GiB per device for the actor's update ({seq} tokens x {micro} per micro-batch, "
+    "{world} devices); the device has {limit:g} GiB":
+        "actor 更新阶段估计每卡峰值 {peak:.1f} GiB（每个 micro-batch {seq} 个 token x {micro}，{world} 张卡）；每卡显存 {limit:g} GiB",
+    "{text}: above 90% of it, the run may run out of memory": "{text}：超过显存的 90%，运行可能显存不足",
+    "an estimate (docs/model-checks.md): verl-mindspeed plan --model ... lists layouts that fit":
+        "这是估计值（见 docs/model-checks.md）：verl-mindspeed plan --model ... 会列出放得下的并行布局",
 }

@@ -104,6 +104,7 @@ def resolve(
     otc_defaults: Optional[dict[str, Any]] = None,
     era: Union[str, eras.Era, None] = None,
     injected: bool = True,
+    device_memory_gib: float = 64.0,
 ) -> Resolution:
     """Validate every MindSpeed option of a composed verl config, the way ``era`` builds it.
 
@@ -144,7 +145,7 @@ def resolve(
             repeats.add(name)
 
     ctx = Context(world_size=world_size(cfg), release=release, model=model, config=cfg, era=spec,
-                  injected=injected)
+                  injected=injected, device_memory_gib=device_memory_gib)
     issues += _build(views, ctx, inherits)
     has_repatch = universe.has_repatch(release)
     for rule in RULES:

@@ -156,6 +156,8 @@ class Context:
     """The composed verl config (DictConfig), read-only, for rules that need other sections."""
     era: Any = None
     """The :class:`verl_mindspeed.eras.Era` of the verl tree being checked."""
+    device_memory_gib: float = 64.0
+    """Memory of one device, for the peak estimate (64: the Atlas 800T A2)."""
     injected: bool = False
     """Whether the launch runs through verl-mindspeed (preset, callback or launcher), which injects
     the companions MindSpeed needs; a plain verl launch gets only what verl itself adds."""

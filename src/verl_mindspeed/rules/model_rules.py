@@ -14,7 +14,7 @@ from ..i18n import tr
 from ..model._constraints import balanced_pipeline_split, experts_split, ffn_split, heads_split, vpp_splits
 from ..model._layout import stage_layer_counts
 from ..model.spec import MLA_KEYS, ModelSpec
-from ._base import Context, RoleView, _int, error, rule
+from ._base import Context, RoleView, _int, error, issue, rule, warning
 from .memory import noop_indices
 
 _MCORE_CFG = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
@@ -274,3 +274,38 @@ def batch_divisibility(roles: dict[str, RoleView], ctx: Context) -> Iterable[Iss
             "actor_rollout_ref.actor.ppo_mini_batch_size x actor_rollout_ref.rollout.n = {mini} x {n} = {total} "
             "requires a multiple of the actor's data-parallel size {dp}", mini=mini, n=n, total=mini * n, dp=dp),
             "batch-divisibility", hint=sizes)
+
+
+@rule("model-memory", scope="run", holds_for="the planner's model (docs/model-checks.md)",
+      cites="verl_mindspeed.model.memory.estimate_for_role (weights, gradients, optimizer, activations as megatron "
+            "stores them, logits as verl computes them, non-tensor memory calibrated on published peaks)")
+def memory_estimate(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
+    """The actor's estimated peak per device; a warning above 90% of the device's memory."""
+    from ..model.memory import MemoryOptions, estimate_for_role
+
+    actor, spec, cfg = roles.get("actor"), _model(ctx), ctx.config
+    if actor is None or spec is None or not ctx.world_size or cfg is None:
+        return
+    prompt, response = _int(_select(cfg, "data.max_prompt_length")), _int(_select(cfg, "data.max_response_length"))
+    seq = (prompt or 0) + (response or 0) or 4096
+    if _select(cfg, "actor_rollout_ref.actor.use_dynamic_bsz") is True:
+        seq = _int(_select(cfg, "actor_rollout_ref.actor.ppo_max_token_len_per_gpu")) or seq
+    micro = _int(_select(cfg, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu")) or 1
+    options = MemoryOptions(
+        seq_len=seq, micro_batch_size=1 if _select(cfg, "actor_rollout_ref.actor.use_dynamic_bsz") is True else micro,
+        use_fused_kernels=_select(cfg, "actor_rollout_ref.model.use_fused_kernels") is True,
+        ref_param_offload="ref" not in roles or roles["ref"].megatron.get("param_offload") is True)
+    estimate = estimate_for_role(spec, {**actor.megatron, "override_transformer_config": actor.given},
+                                 ctx.world_size, options)
+    if estimate is None:
+        return
+    peak, limit = estimate.peak_gib, ctx.device_memory_gib
+    text = tr("estimated peak {peak:.1f} GiB per device for the actor's update ({seq} tokens x {micro} per "
+              "micro-batch, {world} devices); the device has {limit:g} GiB", peak=peak, seq=seq,
+              micro=options.micro_batch_size, world=ctx.world_size, limit=limit)
+    hint = tr("an estimate (docs/model-checks.md): verl-mindspeed plan --model ... lists layouts that fit")
+    if peak > 0.9 * limit:
+        yield warning(actor.mkey("tensor_model_parallel_size"), tr(
+            "{text}: above 90% of it, the run may run out of memory", text=text), "model-memory", hint=hint)
+    else:
+        yield issue("note", actor.otc_path, text, "model-memory", hint=hint)
