@@ -50,6 +50,7 @@ DELIBERATE = {
 #: values that select nothing. Each says why the warning is still right.
 DOCUMENTED_WARNINGS = {
     "cp-algo-without-cp": "context_parallel_algo only selects among CP patches, which need context_parallel_size > 1",
+    "recompute-method-without-granularity": "megatron reads recompute_method/num_layers only under a granularity",
 }
 CLASSES = ("agree", "stricter-documented", "project-stricter", "project-missed", "severity-mismatch")
 #: Launch-line model names -> fixture model (the corpus and examples name models by path).

@@ -174,8 +174,8 @@ def _build(views: dict[str, RoleView], ctx: Context, inherits: set[str]) -> list
     spec, notes = ctx.era, []
     owner = spec.owner_of(list(views))
     groups = {k: views[owner].megatron.get(k) for k in eras.PARALLEL_SIZES} if owner else {}
-    for view in views.values():
-        view.groups = groups
+    for name, view in views.items():
+        view.groups, view.owner = groups, name == owner
         view.bridge = bridge_view(view.megatron, groups, ctx.model)
     if ctx.injected:
         shared = _shared_switches(views, spec) if spec.repatch_dict == "own" else {}

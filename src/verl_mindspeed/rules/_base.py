@@ -50,6 +50,8 @@ class RoleView:
     """What the model bridge puts into ``TransformerConfig`` besides the dict (bridge defaults)."""
     groups: dict[str, Any] = field(default_factory=dict)
     """The process's parallel sizes: those of the role that builds first (see eras)."""
+    owner: bool = True
+    """Whether this role's sizes initialize Megatron's parallel state (the others reuse it)."""
 
     def __post_init__(self) -> None:
         if self.given is None:

@@ -89,7 +89,8 @@ def moe_async_comm_alone(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
 @rule("moe-dispatcher-in-dict", cites="mindspeed/features_manager/moe/moe_alltoall_overlap.py, "
       "moe_allgather_overlap.py, fusions/fused_moe_permute.py register_patches (gated on the namespace's "
-      "moe_token_dispatcher_type)", holds_for="MindSpeed 2.2.0+")
+      "moe_token_dispatcher_type)", holds_for="MindSpeed 2.2.0+ (core_r0.16.0: the permute part only without "
+      "MindSpeed's triton sort kernels, which the check cannot see)")
 def dispatcher_in_dict(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """MindSpeed registers its overlap and dispatcher-specific permute patches only when the dispatcher is in
     its namespace: the dict. The model bridge sets the dispatcher on the config only."""
@@ -105,7 +106,7 @@ def dispatcher_in_dict(role: RoleView, ctx: Context) -> Iterable[Issue]:
                 "moe-dispatcher-in-dict",
                 override=role.set_line("moe_token_dispatcher_type", _dispatcher(role) or "alltoall"),
             )
-    elif role.ns.get(PERMUTE) is True or role.ns.get("moe_permute_fusion") is True:
+    elif (role.ns.get(PERMUTE) is True or role.ns.get("moe_permute_fusion") is True) and ctx.release != "core_r0.16.0":
         yield warning(
             role.key("moe_permute_fusion"),
             tr("fused permute/unpermute is only partly applied: MindSpeed registers its alltoall-dispatcher patches "

@@ -104,8 +104,9 @@ def mbridge_vpp(role: RoleView, ctx: Context) -> Iterable[Issue]:
       cites="megatron/core/parallel_state.py initialize_model_parallel (RuntimeError: virtual pipeline without "
             "pipeline parallelism)")
 def vpp_requires_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """Any VPP size, even 1, with PP=1 fails when Megatron's parallel state is initialized."""
-    if role.vpp is not None and role.pp == 1:
+    """Any VPP size, even 1, with PP=1 fails when Megatron's parallel state is initialized: by the role that owns
+    it (a later role's sizes never reach ``initialize_model_parallel``; role-sizes-agree reports them)."""
+    if role.owner and role.vpp is not None and role.pp == 1:
         yield error(
             role.mkey("virtual_pipeline_model_parallel_size"),
             tr("virtual_pipeline_model_parallel_size={vpp} requires pipeline_model_parallel_size > 1", vpp=role.vpp),
