@@ -6,7 +6,7 @@ from typing import Iterable
 
 from ..errors import Issue
 from ..i18n import tr
-from ._base import Context, RoleView, error, rule, warning
+from ._base import Context, RoleView, _int, error, rule, warning
 
 _MCORE_MPC = "megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__"
 _MCORE_TC = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
@@ -106,7 +106,8 @@ def mbridge_vpp(role: RoleView, ctx: Context) -> Iterable[Issue]:
 def vpp_requires_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """Any VPP size, even 1, with PP=1 fails when Megatron's parallel state is initialized: by the role that owns
     it (a later role's sizes never reach ``initialize_model_parallel``; role-sizes-agree reports them)."""
-    if role.owner and role.vpp is not None and role.pp == 1:
+    groups_pp = _int(role.groups.get("pipeline_model_parallel_size")) or 1
+    if role.vpp is not None and role.vpp == role.groups.get("virtual_pipeline_model_parallel_size") and groups_pp == 1:
         yield error(
             role.mkey("virtual_pipeline_model_parallel_size"),
             tr("virtual_pipeline_model_parallel_size={vpp} requires pipeline_model_parallel_size > 1", vpp=role.vpp),
