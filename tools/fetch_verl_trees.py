@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 
 #: The releases of the first era (``repatch(actor dict)`` from ``megatron_workers.py``) the tests cover.
-DEFAULT_VERSIONS = ("0.6.1", "0.7.1", "0.8.0")
+DEFAULT_VERSIONS = ("0.6.1", "0.7.1", "0.8.0", "0.9.0")
 KEEP = ("verl/trainer/config/", "verl/version/version")
 
 

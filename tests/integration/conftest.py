@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 from helpers import full_stack, require  # noqa: F401  (re-exported for the fixtures below)
 
-OLD_VERSIONS = ("0.6.1", "0.7.1", "0.8.0")
+OLD_VERSIONS = ("0.6.1", "0.7.1", "0.8.0", "0.9.0")
 INSTALLED = "0.9.1"
 
 

@@ -15,7 +15,7 @@ from verl_mindspeed.compose import tree_version
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = sorted(p.stem for p in (ROOT / "conf" / "mindspeed").glob("*.yaml"))
-ERAS = {"0.6.1": vv.LEGACY, "0.7.1": vv.LEGACY, "0.8.0": vv.ENGINE, "0.9.1": vv.ENGINE}
+ERAS = {"0.6.1": vv.LEGACY, "0.7.1": vv.LEGACY, "0.8.0": vv.ENGINE, "0.9.0": vv.ENGINE, "0.9.1": vv.ENGINE}
 
 
 def test_tree_version_and_era(verl_tree):
