@@ -13,7 +13,8 @@ from typing import Any, Optional, Sequence
 from . import __version__, eras
 from .catalog import universe
 from .compose import VerlTree, compose_argv
-from .errors import Issue
+from .errors import EvaluationError, Issue
+from .i18n import tr
 from .report import fix_line
 from .resolve import Resolution, resolve
 from .rules._base import issue
@@ -26,7 +27,7 @@ def read_args_file(path: str) -> list[str]:
 
 def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional[str] = None,
              model_config: Optional[str] = None, release: Optional[str] = None,
-             launcher: bool = False) -> Resolution:
+             launcher: bool = False, device_memory_gib: float = 64.0) -> Resolution:
     """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2).
 
     The launch is judged as it will run: injected when it goes through ``launcher`` (``verl-mindspeed
@@ -37,14 +38,15 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
     presets = preset_settings(comp.overrides)
     res = resolve_launch(comp.cfg, argv, comp.tree, f"{comp.tree.config_dir}/{comp.config_name}.yaml",
                          issues=comp.issues, strict=strict, release=release, model_config=model_config,
-                         injected=launcher or bool(presets))
+                         injected=launcher or bool(presets), device_memory_gib=device_memory_gib)
     res.presets = presets
     return res
 
 
 def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_label: str, *,
                    issues: Sequence[Issue] = (), strict: bool = False, release: Optional[str] = None,
-                   model_config: Optional[str] = None, injected: bool = True) -> Resolution:
+                   model_config: Optional[str] = None, injected: bool = True,
+                   device_memory_gib: float = 64.0) -> Resolution:
     """Resolve a composed launch config the same way for ``check`` and the in-process callback.
 
     Loads the model for the model-aware rules, takes the era from the verl tree, puts ``issues``
@@ -52,14 +54,38 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
     the versions involved.
     """
     model, model_issues = load_model(cfg, model_config)
+    release, release_issues = choose_release(release)
+    model_issues = [*release_issues, *model_issues]
     era = era_of(tree)
     res = resolve(cfg, strict=strict, release=release, model=model, era=era, injected=injected,
+                  device_memory_gib=device_memory_gib,
                   known_megatron_keys=tree.known_megatron_keys if tree else None,
                   otc_defaults=tree.otc_defaults if tree else None)
     res.issues = [replace(i, override=fix_line(i, argv)) for i in [*issues, *model_issues, *res.issues]]
     res.versions.update({"verl": tree.version if tree else "not found", "verl_config": config_label,
                          "verl_mindspeed": __version__, "transformer_config": universe.transformer_config_fields()[1]})
     return res
+
+
+def choose_release(release: Optional[str]) -> tuple[str, list[Issue]]:
+    """The MindSpeed release to check against: the one asked for (short names accepted), else the one installed
+    here, else the default; with a note saying which and why."""
+    if release:
+        found = universe.canonical_release(release)
+        if found is None:
+            raise EvaluationError(tr("unknown MindSpeed release {release!r}; known: {known}", release=release,
+                                     known=", ".join(universe.releases())))
+        return found, []
+    installed, seen = universe.installed_release()
+    if installed:
+        return installed, [issue("note", "--mindspeed-release", tr(
+            "checking against MindSpeed {release}, the release installed here ({seen})", release=installed,
+            seen=seen), "release")]
+    if seen:
+        return universe.DEFAULT_RELEASE, [issue("note", "--mindspeed-release", tr(
+            "{seen} is installed here but names no known release branch; checking against {release} (pass "
+            "--mindspeed-release to choose)", seen=seen, release=universe.DEFAULT_RELEASE), "release")]
+    return universe.DEFAULT_RELEASE, []
 
 
 def era_of(tree: Optional[VerlTree]) -> str:

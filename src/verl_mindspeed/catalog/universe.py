@@ -71,6 +71,39 @@ def canonical_release(text: str) -> Optional[str]:
     return None
 
 
+def installed_release() -> tuple[Optional[str], Optional[str]]:
+    """(release branch, what was found) of a MindSpeed installed in this Python, without importing it.
+
+    MindSpeed is installed from source; its distribution version names the release on the release
+    branches (``2.3.0``, ``26.1.0``...). Nothing installed, or a version that names no known branch:
+    ``(None, description)``, and the checks keep their default release.
+    """
+    import importlib.metadata
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec("mindspeed") is None:
+            return None, None
+    except (ImportError, ValueError):
+        return None, None
+    try:
+        version = importlib.metadata.version("mindspeed")
+    except importlib.metadata.PackageNotFoundError:
+        return None, "mindspeed (no distribution metadata)"
+    return canonical_release(version), f"mindspeed {version}"
+
+
+def installed_core_line() -> Optional[tuple[int, int]]:
+    """The megatron-core line installed in this Python, from its distribution metadata."""
+    import importlib.metadata
+
+    try:
+        parts = importlib.metadata.version("megatron-core").split(".")
+        return int(parts[0]), int(parts[1])
+    except (importlib.metadata.PackageNotFoundError, ValueError, IndexError):
+        return None
+
+
 def mindspeed_args(release: Optional[str] = None) -> dict[str, dict]:
     """Arguments MindSpeed registers: for one release, or the union of all releases."""
     ms = _data()["mindspeed"]

@@ -23,16 +23,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strict", action="store_true", help="unknown keys far from any known key are errors too")
     p.add_argument("--verl-config-dir", help="verl's trainer/config directory (default: the installed verl's)")
     p.add_argument("--model-config", help="a HF config.json, or a directory holding one, for model-aware checks")
-    p.add_argument("--mindspeed-release", default=universe.DEFAULT_RELEASE, choices=universe.releases(),
-                   help="MindSpeed release branch to check against (default: %(default)s)")
+    p.add_argument("--mindspeed-release", default=None, metavar="RELEASE",
+                   help="MindSpeed release to check against: a branch (%s) or its short name (26.1, 2.3); default: "
+                        "the installed MindSpeed's, else %s" % (", ".join(universe.releases()), universe.DEFAULT_RELEASE))
     p.add_argument("--args-file", help="read the argv from a file, one argument per line ('#' comments)")
+    p.add_argument("--launcher", action="store_true",
+                   help="the launch goes through 'verl-mindspeed run' / 'python3 -m verl_mindspeed.main_ppo', which "
+                        "injects the companions MindSpeed needs (a +mindspeed=<preset> says so by itself)")
+    p.add_argument("--device-memory-gib", type=float, default=64.0, metavar="GIB",
+                   help="memory of one device, for the estimated peak with a model config (default 64)")
     p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the report's table and headings")
     p.add_argument("argv", nargs=argparse.REMAINDER, help="the launch arguments (after an optional --)")
     p.set_defaults(run=run)
 
 
 #: check's own options and whether each takes a value; everything else is the launch's argv.
-OWN_OPTIONS = {"--json": False, "--strict": False, "--verl-config-dir": True, "--model-config": True,
+OWN_OPTIONS = {"--json": False, "--strict": False, "--launcher": False, "--device-memory-gib": True, "--verl-config-dir": True, "--model-config": True,
                "--mindspeed-release": True, "--args-file": True, "--lang": True, "-h": False, "--help": False}
 
 
@@ -64,7 +70,8 @@ def run(ns: argparse.Namespace) -> int:
     argv = launch_argv_of(ns)
     start = time.perf_counter()
     try:
-        res = evaluate(argv, strict=ns.strict, verl_config_dir=ns.verl_config_dir,
+        res = evaluate(argv, strict=ns.strict, verl_config_dir=ns.verl_config_dir, launcher=ns.launcher,
+                       device_memory_gib=ns.device_memory_gib,
                        model_config=ns.model_config, release=ns.mindspeed_release)
     except EvaluationError as exc:
         if ns.json:

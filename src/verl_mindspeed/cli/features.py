@@ -30,7 +30,10 @@ def feature_json(f: Feature) -> dict[str, Any]:
 
 
 def as_json() -> str:
-    return json.dumps({"features": [feature_json(f) for f in catalog.FEATURES]}, indent=2, ensure_ascii=False)
+    from ..rules import RULES
+
+    return json.dumps({"features": [feature_json(f) for f in catalog.FEATURES],
+                       "rules": [r.to_json() for r in RULES]}, indent=2, ensure_ascii=False)
 
 
 def as_table(lang: str) -> str:

@@ -18,8 +18,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--strict", action="store_true", help="unknown keys far from any known key are errors too")
     p.add_argument("--model-config", help="a HF config.json, or a directory holding one, for model-aware checks")
-    p.add_argument("--mindspeed-release", default=None, choices=universe.releases(),
-                   help="MindSpeed release branch to check against (default: %s)" % universe.DEFAULT_RELEASE)
+    p.add_argument("--mindspeed-release", default=None, metavar="RELEASE",
+                   help="MindSpeed release to check against: a branch (%s) or its short name (26.1, 2.3); default: "
+                        "the installed MindSpeed's, else %s" % (", ".join(universe.releases()), universe.DEFAULT_RELEASE))
     p.add_argument("--args-file", help="read the argv from a file, one argument per line ('#' comments)")
     p.add_argument("argv", nargs=argparse.REMAINDER, help="the launch arguments (after an optional --)")
     p.set_defaults(run=run)

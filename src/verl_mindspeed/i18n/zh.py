@@ -415,4 +415,11 @@ MESSAGES: dict[str, str] = {
     "{text}: above 90% of it, the run may run out of memory": "{text}：超过显存的 90%，运行可能显存不足",
     "an estimate (docs/model-checks.md): verl-mindspeed plan --model ... lists layouts that fit":
         "这是估计值（见 docs/model-checks.md）：verl-mindspeed plan --model ... 会列出放得下的并行布局",
+    # -- release choice -----------------------------------------------------------------------------------------
+    "unknown MindSpeed release {release!r}; known: {known}": "未知的 MindSpeed 版本 {release!r}；已知版本：{known}",
+    "checking against MindSpeed {release}, the release installed here ({seen})":
+        "按本机安装的 MindSpeed {release} 检查（{seen}）",
+    "{seen} is installed here but names no known release branch; checking against {release} (pass "
+    "--mindspeed-release to choose)":
+        "本机安装了 {seen}，但它不对应已知的发布分支；按 {release} 检查（可用 --mindspeed-release 指定）",
 }
