@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: megatron-core line -> the MindSpeed branches that pair with it (see the upstream README).
-LINES = {"0.12.1": "*_core_r0.12.1 branches", "0.16.1": "core_r0.16.0 and master"}
+LINES = {"0.12.1": "*_core_r0.12.1 branches and master", "0.16.1": "core_r0.16.0"}
 #: torch pinned to the CPU wheel: an unpinned torch is a multi-GB CUDA build.
 BASE_REQUIREMENTS = ("torch==2.13.0", "psutil", "einops")
 #: What Megatron-LM's ``megatron/training`` imports beyond megatron-core's own dependencies, per line.

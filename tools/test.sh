@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Set up a virtual environment with the full CPU stack and run the whole test suite.
 #   bash tools/test.sh            (what .ci/run runs; VENV=path to reuse another venv)
+#
+# The conformance layer (tests/conformance) runs MindSpeed's and Megatron-LM's own sources as the oracle.
+# When those sources are found (VERL_MINDSPEED_UPSTREAM, or ../shared/upstream beside the repository) this
+# script also builds the oracle venvs (tools/oracle_env.py) so the layer runs; without them it skips, visibly.
+# VERL_MINDSPEED_REQUIRE_CONFORMANCE=1 (set by .ci/run) turns that skip into a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -13,6 +18,15 @@ PY=${PYTHON:-python3}
 "$VENV/bin/python" -m pip install -q -e ".[test]"
 # The YAML trees of older verl releases, for the era tests (PyPI wheels, extracted once).
 "$VENV/bin/python" tools/fetch_verl_trees.py
+
+if [ -z "${VERL_MINDSPEED_UPSTREAM:-}" ] && [ -d ../shared/upstream ]; then
+  export VERL_MINDSPEED_UPSTREAM="$(cd ../shared/upstream && pwd)"
+fi
+if [ -n "${VERL_MINDSPEED_UPSTREAM:-}" ] || [ "${VERL_MINDSPEED_REQUIRE_CONFORMANCE:-}" = 1 ]; then
+  start=$(date +%s)
+  "$PY" tools/oracle_env.py
+  echo "oracle venvs ready in $(( $(date +%s) - start )) s" >&2
+fi
 
 # Under CI every real-component test must run: a missing verl/megatron/ray is a failure, not a skip.
 export VERL_MINDSPEED_FULL_STACK=1
