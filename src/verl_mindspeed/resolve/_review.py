@@ -1,0 +1,84 @@
+"""The last pass over a launch's issues: keys verl would reject, one issue per missing engine, pasteable fixes,
+and the file:line of each argument.
+
+``launch.resolve_launch`` calls :func:`review` once every issue is known (composition, model, resolver).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Optional, Sequence
+
+from omegaconf import OmegaConf
+
+from ..errors import Issue, Location
+from ._history import group
+from ._keys import check_added_keys
+from ._suggest import value_fix
+
+
+def review(issues: Sequence[Issue], cfg: Any, argv: Sequence[str], tree: Any = None,
+           locations: Optional[Sequence[Optional[Location]]] = None) -> list[Issue]:
+    """``issues`` with the ``+``/``++`` keys verl's dataclasses would reject added (replacing the resolver's own
+    ``unknown-megatron-key`` on the same key), engine/entry issues merged, fixes completed, locations set."""
+    out = list(issues)
+    if tree is not None and cfg is not None:
+        added = check_added_keys(cfg, argv, tree)
+        explained = {i.key for i in added}
+        out = [i for i in out if not (i.rule == "unknown-megatron-key" and i.key in explained)]
+        have = {(i.key, i.rule) for i in out}
+        out = [*(i for i in added if (i.key, i.rule) not in have), *out]
+    out = group(out, _args_by_key(argv))
+    out = [_fix(i, cfg, argv) for i in out]
+    if locations:
+        out = [_locate(i, argv, locations) for i in out]
+    return out
+
+
+def _key_of(arg: str) -> str:
+    return arg.lstrip("+~").partition("=")[0]
+
+
+def _args_by_key(argv: Sequence[str]) -> dict[str, str]:
+    return {_key_of(a): a for a in argv if not a.startswith("-")}
+
+
+def _fix(issue: Issue, cfg: Any, argv: Sequence[str]) -> Issue:
+    override = issue.override
+    if override is None and issue.rule == "value":
+        override = value_fix(issue.key, argv)
+    if override and override.startswith("+") and not override.startswith("++") and "." in override.partition("=")[0] \
+            and _exists(cfg, override[1:]):
+        override = "+" + override  # a preset (or the YAML) already set it: '+' would fail, '++' replaces
+    return issue if override == issue.override else replace(issue, override=override)
+
+
+def _exists(cfg: Any, override: str) -> bool:
+    key = override.partition("=")[0]
+    if cfg is None or not key:
+        return False
+    try:
+        return OmegaConf.select(cfg, key, default=_ABSENT, throw_on_missing=False) is not _ABSENT
+    except Exception:  # noqa: BLE001 - an interpolation that does not resolve here still exists
+        return True
+
+
+_ABSENT = object()
+
+
+def _locate(issue: Issue, argv: Sequence[str], locations: Sequence[Optional[Location]]) -> Issue:
+    if issue.location is not None:
+        return issue
+    for arg, where in reversed(list(zip(argv, locations))):
+        if where is None:
+            continue
+        if arg.startswith("-"):
+            if issue.key.startswith("-") and arg.partition("=")[0] == issue.key:
+                return replace(issue, location=where)
+            continue
+        if _key_of(arg) == issue.key:
+            return replace(issue, location=where)
+    return issue
+
+
+__all__ = ["review"]
