@@ -27,6 +27,7 @@ from ._dataclasses import DataclassIndex
 from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, read_entry
 from ._hydra_errors import KeyContext, issue_for_failure
 from ._trees import installed_tree, release_tree
+from ..resolve._history import has_path, occupied
 
 MAX_RETRIES = 40
 
@@ -194,8 +195,7 @@ def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl
             if attempt == 0:
                 # Hydra stops at the first bad override: find the others in one pass against the config
                 # the top-level overrides (groups such as model_engine=..., presets) compose, then retry.
-                base = _try_compose(tree.config_dir, name, [t for t, o in remaining if "." not in o.key_or_group]
-                                    + extra)
+                base = _base(tree.config_dir, name, remaining, extra)
                 screened = _screen(base, remaining)
                 for culprit, message in screened:
                     remaining.remove(culprit)
@@ -210,6 +210,21 @@ def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl
     raise EvaluationError(tr("gave up after {n} failing overrides", n=MAX_RETRIES))
 
 
+def _base(config_dir: Path, name: str, remaining: list, extra: list[str]) -> Optional[DictConfig]:
+    """The config the top-level overrides (groups such as ``model_engine=...``, presets) compose, leaving out
+    those that fail (they are reported by the main loop)."""
+    top = [(t, o) for t, o in remaining if "." not in o.key_or_group]
+    for _ in range(len(top) + 1):
+        try:
+            return _compose(config_dir, name, [t for t, _ in top] + extra)
+        except Exception as exc:  # noqa: BLE001 - hydra.errors.* and omegaconf errors
+            culprit = _culprit(str(exc), top)
+            if culprit is None:
+                return None
+            top.remove(culprit)
+    return None
+
+
 def _screen(base: Optional[DictConfig], remaining: list) -> list[tuple[tuple, str]]:
     """Overrides that cannot apply to ``base``, with the message Hydra gives for each (checked in order)."""
     if base is None:
@@ -219,20 +234,14 @@ def _screen(base: Optional[DictConfig], remaining: list) -> list[tuple[tuple, st
         key = override.key_or_group
         if "." not in key or key.startswith("hydra.") or "@" in key or "/" in key:
             continue
-        try:
-            exists = OmegaConf.select(base, key, default=_MISSING, throw_on_missing=False) is not _MISSING
-        except Exception:  # noqa: BLE001 - an interpolation that does not resolve here still exists
-            exists = True
+        exists = has_path(base, key)
         if override.is_delete() and not exists:
             found.append(((text, override), f"Could not delete from config. '{key}' does not exist."))
-        elif override.is_add() and exists:
+        elif override.is_add() and occupied(base, key):
             found.append(((text, override), f"Could not append to config. An item is already at '{key}'."))
         elif not (override.is_add() or override.is_force_add() or override.is_delete()) and not exists:
             found.append(((text, override), f"Could not override '{key}'.\nTo append to your config use +{text}"))
     return found
-
-
-_MISSING = object()
 
 
 def _searchpath_overrides(tree: VerlTree, name: str) -> list[str]:

@@ -15,7 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 from ..catalog import OTC, universe, verl_keys
 from ..errors import Issue
 from ..i18n import tr
-from ..resolve._history import group_option_issue, history_issue, rejected_issue
+from ..resolve._history import group_option_issue, has_path, history_issue, rejected_issue
 from ..resolve._suggest import nearest
 from ..rules._base import error
 from ._dataclasses import DataclassIndex
@@ -118,15 +118,7 @@ def _first_missing(base: Optional[DictConfig], key: str) -> str:
 
 
 def _exists(base: Optional[DictConfig], path: str) -> bool:
-    if base is None:
-        return False
-    try:
-        return OmegaConf.select(base, path, default=_ABSENT, throw_on_missing=False) is not _ABSENT
-    except Exception:  # noqa: BLE001 - an interpolation that does not resolve here still exists
-        return True
-
-
-_ABSENT = object()
+    return base is not None and has_path(base, path)
 
 
 def _keys_at(base: Optional[DictConfig], parent: str) -> list[str]:

@@ -509,6 +509,11 @@ MESSAGES: dict[str, str] = {
     "write the new key (older releases: --verl-version)": "改写为新键（旧版本请用 --verl-version）",
     "verl/utils/config.py omega_conf_to_dataclass instantiates {target} with every key of the section":
         "verl/utils/config.py 的 omega_conf_to_dataclass 会用该段的每个键实例化 {target}",
+    "{n} arguments set keys under '{at}', but verl {version} converts '{parent}' into {target}, which has no field "
+    "'{leaf}': verl stops with TypeError (unexpected keyword argument) before training":
+        "{n} 个参数设置了 '{at}' 下的键，但 verl {version} 会把 '{parent}' 转换为 {target}，而它没有字段 '{leaf}'："
+        "训练开始前 verl 会因 TypeError（unexpected keyword argument）停止",
+    "delete these arguments ({args})": "删除这些参数（{args}）",
     # --- resolve/_keys.py: unknown keys ---
     "unknown key '{name}'; did you mean '{near}'?": "未知键 '{name}'；是否想写 '{near}'？",
     "'{name}' is not a MindSpeed, Megatron-LM or TransformerConfig option; passed through as is":

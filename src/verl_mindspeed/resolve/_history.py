@@ -11,7 +11,9 @@ The keys of one missing engine or entry point (``model_engine=mindspeed`` and it
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
+
+from omegaconf import DictConfig
 
 from ..catalog import verl_keys
 from ..catalog.verl_keys import Explanation
@@ -85,10 +87,13 @@ def history_issue(key: str, value: str, arg: str, why: Explanation, version: str
 
 def _variant_hint(label: str, releases: tuple[str, ...], args: list[str]) -> Msg:
     last = releases[-1] if releases else "?"
-    shown = ", ".join(args[:4]) + (tr(" and {n} more", n=len(args) - 4) if len(args) > 4 else "")
     return tr("delete these arguments ({args}) and configure the engine this release has (model_engine=megatron "
               "keeps its settings under actor_rollout_ref.actor.megatron); or check and run with verl {last} "
-              "(--verl-version {last})", args=shown, last=last)
+              "(--verl-version {last})", args=_shown(args), last=last)
+
+
+def _shown(args: list[str]) -> str:
+    return ", ".join(args[:4]) + (tr(" and {n} more", n=len(args) - 4) if len(args) > 4 else "")
 
 
 def group_option_issue(group: str, value: str, arg: str, releases: tuple[str, ...], version: str,
@@ -145,16 +150,27 @@ def group(issues: list[Issue], args_by_key: dict[str, str]) -> list[Issue]:
 
 
 def _label(issue: Issue) -> Optional[tuple]:
-    if issue.rule not in (RULE_VARIANT, RULE_ENTRY) or not isinstance(issue.message, Msg):
+    if issue.rule not in (RULE_VARIANT, RULE_ENTRY, RULE_REJECTED) or not isinstance(issue.message, Msg):
         return None
     params = issue.message.params
+    if issue.rule == RULE_REJECTED:
+        return (issue.rule, params.get("parent"), params.get("leaf"))
     return (issue.rule, params.get("label"), params.get("entry"))
 
 
 def _merge(bucket: list[Issue], args_by_key: dict[str, str]) -> Issue:
-    first = next((i for i in bucket if "." not in i.key), bucket[0])  # the group option, when given
+    order = {key: n for n, key in enumerate(args_by_key)}
+    ranked = sorted(bucket, key=lambda i: ("." in i.key, order.get(i.key, len(order))))  # the group option first
+    first = ranked[0]
     params = first.message.params
-    args = [args_by_key.get(i.key, i.key) for i in [first, *[i for i in bucket if i is not first]]]
+    args = [args_by_key.get(i.key, i.key) for i in ranked]
+    if first.rule == RULE_REJECTED:
+        at = f"{params['parent']}.{params['leaf']}"
+        message = tr("{n} arguments set keys under '{at}', but verl {version} converts '{parent}' into {target}, "
+                     "which has no field '{leaf}': verl stops with TypeError (unexpected keyword argument) before "
+                     "training", n=len(bucket), at=at, version=params["version"], parent=params["parent"],
+                     target=params["target"], leaf=params["leaf"])
+        return error(first.key, message, RULE_REJECTED, hint=tr("delete these arguments ({args})", args=_shown(args)))
     if first.rule == RULE_VARIANT:
         label = params["label"]
         releases = tuple(r for r in verl_keys.releases() if r in _releases_of(label))
@@ -177,4 +193,26 @@ def _releases_of(label: str) -> tuple[str, ...]:
     return verl_keys.group_options(group_name).get(option, ())
 
 
-__all__ = ["DROP_RULES", "group", "group_option_issue", "history_issue", "rejected_issue"]
+def has_path(cfg: Any, path: str) -> bool:
+    """Whether the composed ``cfg`` has the key ``path``, also when its value is ``???`` (verl's mandatory
+    ``rollout.name``) or an interpolation: structure only, nothing is resolved."""
+    node = cfg
+    for part in path.split("."):
+        if not isinstance(node, DictConfig) or part not in node.keys():
+            return False
+        node = node._get_node(part, validate_access=False)
+    return True
+
+
+def occupied(cfg: Any, path: str) -> bool:
+    """Whether Hydra refuses ``+path=...`` on ``cfg``: a value other than null is there (Hydra's own test in
+    ``config_loader_impl._apply_overrides_to_config``; a null value may be added over)."""
+    from omegaconf import OmegaConf
+
+    try:
+        return OmegaConf.select(cfg, path, throw_on_missing=False) is not None
+    except Exception:  # noqa: BLE001 - Hydra fails on it too, but not with "already there"
+        return False
+
+
+__all__ = ["DROP_RULES", "has_path", "occupied", "group", "group_option_issue", "history_issue", "rejected_issue"]

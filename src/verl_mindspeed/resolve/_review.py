@@ -9,10 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
-from omegaconf import OmegaConf
-
 from ..errors import Issue, Location
-from ._history import group
+from ._history import group, occupied
 from ._keys import check_added_keys
 from ._suggest import value_fix
 
@@ -55,15 +53,7 @@ def _fix(issue: Issue, cfg: Any, argv: Sequence[str]) -> Issue:
 
 def _exists(cfg: Any, override: str) -> bool:
     key = override.partition("=")[0]
-    if cfg is None or not key:
-        return False
-    try:
-        return OmegaConf.select(cfg, key, default=_ABSENT, throw_on_missing=False) is not _ABSENT
-    except Exception:  # noqa: BLE001 - an interpolation that does not resolve here still exists
-        return True
-
-
-_ABSENT = object()
+    return cfg is not None and bool(key) and occupied(cfg, key)
 
 
 def _locate(issue: Issue, argv: Sequence[str], locations: Sequence[Optional[Location]]) -> Issue:

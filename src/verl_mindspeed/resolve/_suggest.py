@@ -59,6 +59,7 @@ def max_edits(key: str) -> int:
     return 1 if len(key) <= 5 else 2 if len(key) < 24 else 3
 
 
+@lru_cache(maxsize=8192)
 def words(key: str) -> tuple[str, ...]:
     """The words of a key with spelling variants evened out (``use_dist_optimiser`` -> ``distributed optimizer``)."""
     text = key.lower().strip("_")
@@ -101,11 +102,19 @@ def nearest(key: str, candidates: Iterable[str], preferred: Iterable[str] = ()) 
         return _pick([(0.0, c) for c in same], prefer)
     limit = max_edits(key)
     typos = []
+    matcher = difflib.SequenceMatcher(None)
+    matcher.set_seq2(low)  # difflib caches what it learns about seq2: the key stays, candidates vary
     for cand in pool:
-        ratio = difflib.SequenceMatcher(None, low, cand.lower()).ratio()
+        other = cand.lower()
+        if abs(len(other) - len(low)) > limit:
+            continue
+        matcher.set_seq1(other)
+        if matcher.real_quick_ratio() < 0.75 or matcher.quick_ratio() < 0.75:
+            continue
+        ratio = matcher.ratio()
         if ratio < 0.75:
             continue
-        dist = edit_distance(low, cand.lower(), limit)
+        dist = edit_distance(low, other, limit)
         if dist <= limit:
             typos.append((dist - ratio, cand))
     if typos:
