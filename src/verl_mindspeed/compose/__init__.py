@@ -10,6 +10,7 @@ so every problem is reported at once.
 
 from __future__ import annotations
 
+import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from ..errors import EvaluationError, Issue
 from ..i18n import tr
 from ._argv import LaunchArgs, parse_overrides, split_argv
 from ._dataclasses import DataclassIndex
-from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, read_entry
+from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, module_file, read_entry
 from ._hydra_errors import KeyContext, issue_for_failure
 from ._trees import installed_tree, release_tree
 from ..resolve._history import has_path, occupied
@@ -71,25 +72,28 @@ def find_verl_tree(config_dir: Optional[str] = None, config_path: Optional[str] 
         directory = Path(config_dir)
         if not directory.is_dir():
             raise EvaluationError(tr("verl config directory not found: {path}", path=directory))
-        directory = directory.resolve()
-        root = directory.parents[2] if _is_trainer_config(directory) else None
+        directory = Path(os.path.abspath(directory))  # not resolve(): a symlinked verl/ keeps its recipe/ siblings
+        bare = not _is_trainer_config(directory) or (
+            entry is None and module_file(directory.parents[2], DEFAULT_ENTRY) is None)
+        if bare:  # a config folder without its entry module next to it: composed as it is
+            label = tree_version(directory) or tr("config dir {path}", path=directory)
+            tree = VerlTree(None, directory, label)
+            tree.known_megatron_keys, tree.otc_defaults = _engine_keys(tree.trainer_config_dir)
+            return tree
+        root = directory.parents[2]
         label = tree_version(directory) or tr("config dir {path}", path=directory)
-        tree = VerlTree(root / "verl" / "trainer" if root else None, directory, label, root=root)
-        if root is not None and entry:
-            tree.entry = read_entry(root, entry, label)
+    elif version is not None:
+        root, label = release_tree(version)
     else:
-        if version is not None:
-            root, label = release_tree(version)
-        else:
-            found = installed_tree()
-            if found is None:
-                raise EvaluationError(tr("verl is not installed in this Python; install it, pass --verl-version "
-                                         "to check against a release from PyPI, or pass --verl-config-dir pointing "
-                                         "at verl/trainer/config"))
-            root, label = found
-        tree = VerlTree(root / "verl" / "trainer", root / "verl" / "trainer" / "config", label, root=root)
-        tree.entry = read_entry(root, entry or DEFAULT_ENTRY, label)
-        tree.config_dir = _config_folder(tree, config_path)
+        found = installed_tree()
+        if found is None:
+            raise EvaluationError(tr("verl is not installed in this Python; install it, pass --verl-version "
+                                     "to check against a release from PyPI, or pass --verl-config-dir pointing "
+                                     "at verl/trainer/config"))
+        root, label = found
+    tree = VerlTree(root / "verl" / "trainer", root / "verl" / "trainer" / "config", label, root=root)
+    tree.entry = read_entry(root, entry or DEFAULT_ENTRY, label)
+    tree.config_dir = _config_folder(tree, config_path)
     tree.known_megatron_keys, tree.otc_defaults = _engine_keys(tree.trainer_config_dir)
     return tree
 

@@ -128,7 +128,7 @@ def megatron_entries(root: Path) -> list[str]:
             if "hydra.main" not in _head(path):
                 continue
             args = _hydra_main(path)
-            if args is None:
+            if args is None or (args[1] or "").startswith(("sft", "eval")):
                 continue
             folder = resolve_config_path(root, path.parent, args[0])
             if folder.is_dir() and any(folder.glob("*megatron*.yaml")):
