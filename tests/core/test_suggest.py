@@ -145,7 +145,7 @@ def test_a_tie_across_features_gives_no_suggestion():
     ("fulll", "str", ("full", "selective"), "full"), ("selectve", "str", ("full", "selective"), "selective"),
     ("unifrom", "str", ("uniform", "block"), "uniform"), ("alltoal", "str", ("allgather", "alltoall"), "alltoall"),
     ("megatron_cp_algorithm", "str", ("ulysses_cp_algo", "megatron_cp_algo"), "megatron_cp_algo"),
-    ("2.0", "int", (), "2"), ("banana", "bool", (), None), ("full", "str", ("full", "selective"), None),
+    ("2.0", "int", (), "2"), ("banana", "bool", (), None), ("yess", "bool", (), "True"), ("fals", "bool", (), "False"), ("full", "str", ("full", "selective"), None),
 ])
 def test_value_fixes(raw, kind, choices, fixed):
     assert fix_value(raw, kind, choices) == fixed

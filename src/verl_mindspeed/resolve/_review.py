@@ -6,6 +6,7 @@ and the file:line of each argument.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
@@ -48,7 +49,16 @@ def _fix(issue: Issue, cfg: Any, argv: Sequence[str]) -> Issue:
     if override and override.startswith("+") and not override.startswith("++") and "." in override.partition("=")[0] \
             and _exists(cfg, override[1:]):
         override = "+" + override  # a preset (or the YAML) already set it: '+' would fail, '++' replaces
+    if override and not _one_shell_word(override):
+        override = shlex.quote(override)  # a value such as [8, 16] stays one argument when pasted into a script
     return issue if override == issue.override else replace(issue, override=override)
+
+
+def _one_shell_word(text: str) -> bool:
+    try:
+        return len(shlex.split(text)) == 1
+    except ValueError:
+        return False
 
 
 def _exists(cfg: Any, override: str) -> bool:

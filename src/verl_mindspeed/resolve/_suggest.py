@@ -155,8 +155,8 @@ def fix_value(raw: str, kind: str, choices: Sequence[str] = ()) -> Optional[str]
             return "True"
         if low in _FALSE:
             return "False"
-        near = nearest(low, ["true", "false"])
-        return near.capitalize() if near else None
+        near = nearest(low, sorted(w for w in _TRUE | _FALSE if len(w) > 2))
+        return None if near is None else "True" if near in _TRUE else "False"
     if kind == "int" and re.fullmatch(r"\d+\.0*", text):
         return text.split(".")[0]
     if choices:
