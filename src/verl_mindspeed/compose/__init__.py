@@ -11,8 +11,6 @@ so every problem is reported at once.
 from __future__ import annotations
 
 import os
-import re
-import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -27,8 +25,8 @@ from ._argv import LaunchArgs, parse_overrides, split_argv
 from ._dataclasses import DataclassIndex
 from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, module_file, read_entry
 from ._hydra_errors import KeyContext, issue_for_failure
+from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
 from ._trees import installed_tree, release_tree
-from ..resolve._history import has_path, occupied
 
 MAX_RETRIES = 40
 
@@ -185,13 +183,13 @@ def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl
     remaining = list(zip(args.overrides, parsed))
     for override_text, override in list(remaining):
         if override.is_sweep_override():
-            issues.append(issue_for_failure(_sweep_message(override_text), override, None, context))
+            issues.append(issue_for_failure(sweep_message(override_text), override, None, context))
             remaining.remove((override_text, override))
-    extra = _searchpath_overrides(tree, name)
+    extra = searchpath_overrides(tree.root, tree.config_dir / f"{name}.yaml")
     base: Optional[DictConfig] = None
     for attempt in range(MAX_RETRIES):
         try:
-            cfg = _compose(tree.config_dir, name, [t for t, _ in remaining] + extra)
+            cfg = compose(tree.config_dir, name, [t for t, _ in remaining] + extra)
             return Composition(cfg, tree, name, [t for t, _ in remaining], issues)
         except EvaluationError:
             raise
@@ -199,112 +197,19 @@ def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl
             if attempt == 0:
                 # Hydra stops at the first bad override: find the others in one pass against the config
                 # the top-level overrides (groups such as model_engine=..., presets) compose, then retry.
-                base = _base(tree.config_dir, name, remaining, extra)
-                screened = _screen(base, remaining)
+                base = base_config(tree.config_dir, name, remaining, extra)
+                screened = screen(base, remaining)
                 for culprit, message in screened:
                     remaining.remove(culprit)
                     issues.append(issue_for_failure(message, culprit[1], base, context))
                 if screened:
                     continue
-            culprit = _culprit(str(exc), remaining)
+            culprit = culprit_of(str(exc), remaining)
             if culprit is None:
                 raise EvaluationError(tr("Hydra could not compose the config: {error}", error=exc)) from exc
             remaining.remove(culprit)
             issues.append(issue_for_failure(str(exc), culprit[1], base, context))
     raise EvaluationError(tr("gave up after {n} failing overrides", n=MAX_RETRIES))
-
-
-def _base(config_dir: Path, name: str, remaining: list, extra: list[str]) -> Optional[DictConfig]:
-    """The config the top-level overrides (groups such as ``model_engine=...``, presets) compose, leaving out
-    those that fail (they are reported by the main loop)."""
-    top = [(t, o) for t, o in remaining if "." not in o.key_or_group]
-    for _ in range(len(top) + 1):
-        try:
-            return _compose(config_dir, name, [t for t, _ in top] + extra)
-        except Exception as exc:  # noqa: BLE001 - hydra.errors.* and omegaconf errors
-            culprit = _culprit(str(exc), top)
-            if culprit is None:
-                return None
-            top.remove(culprit)
-    return None
-
-
-def _screen(base: Optional[DictConfig], remaining: list) -> list[tuple[tuple, str]]:
-    """Overrides that cannot apply to ``base``, with the message Hydra gives for each (checked in order)."""
-    if base is None:
-        return []
-    found = []
-    for text, override in remaining:
-        key = override.key_or_group
-        if "." not in key or key.startswith("hydra.") or "@" in key or "/" in key:
-            continue
-        exists = has_path(base, key)
-        if override.is_delete() and not exists:
-            found.append(((text, override), f"Could not delete from config. '{key}' does not exist."))
-        elif override.is_add() and occupied(base, key):
-            found.append(((text, override), f"Could not append to config. An item is already at '{key}'."))
-        elif not (override.is_add() or override.is_force_add() or override.is_delete()) and not exists:
-            found.append(((text, override), f"Could not override '{key}'.\nTo append to your config use +{text}"))
-    return found
-
-
-def _searchpath_overrides(tree: VerlTree, name: str) -> list[str]:
-    """The experimental entries' configs say ``hydra.searchpath: [file://verl/trainer/config]``, a path relative
-    to the folder verl's scripts run from (the source checkout). Anchor it to the tree being checked."""
-    if tree.root is None:
-        return []
-    try:
-        primary = OmegaConf.load(tree.config_dir / f"{name}.yaml")
-        entries = OmegaConf.select(primary, "hydra.searchpath", default=None)
-    except Exception:  # noqa: BLE001 - a broken primary file is Hydra's to report
-        return []
-    if not entries:
-        return []
-    anchored = []
-    for item in entries:
-        text = str(item)
-        if text.startswith("file://") and not Path(text[len("file://"):]).is_absolute():
-            text = f"file://{tree.root / text[len('file://'):]}"
-        anchored.append("'" + text.replace("'", "\\'") + "'")
-    return [f"hydra.searchpath=[{','.join(anchored)}]"]
-
-
-def _compose(config_dir: Path, name: str, overrides: list[str]) -> DictConfig:
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    GlobalHydra.instance().clear()
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=r".*is not available\.", category=UserWarning)
-            with initialize_config_dir(config_dir=str(config_dir), version_base=None):
-                return compose(config_name=name, overrides=overrides)
-    finally:
-        GlobalHydra.instance().clear()
-
-
-def _try_compose(config_dir: Path, name: str, overrides: list[str]) -> Optional[DictConfig]:
-    try:
-        return _compose(config_dir, name, overrides)
-    except Exception:  # noqa: BLE001 - only used to look up near-miss keys
-        return None
-
-
-def _culprit(message: str, remaining: list) -> Optional[tuple]:
-    """The override a Hydra error message is about: the longest key quoted in the message."""
-    twice = re.match(r"(\S+) appears more than once in the final defaults list", message.strip())
-    if twice:  # '+group=x' for a group the defaults list already selects
-        return next(((t, o) for t, o in remaining if o.key_or_group == twice.group(1) and o.is_add()), None)
-    best = None
-    for text, override in remaining:
-        names = {override.key_or_group, text, text.lstrip("+~")}
-        if any(f"'{n}" in message for n in names) and (best is None or len(text) > len(best[0])):
-            best = (text, override)
-    return best
-
-
-def _sweep_message(text: str) -> str:
-    return f"Ambiguous value for argument '{text}'"
 
 
 __all__ = ["Composition", "DEFAULT_ENTRY", "VerlTree", "compose_argv", "find_verl_tree", "split_argv", "tree_version"]

@@ -409,6 +409,8 @@ MESSAGES: dict[str, str] = {
     "config.json: architectures must be a list of names, not {value}": "config.json：architectures 必须是名称列表，而不是 {value}",
     "config.json has no {key}; a whole number is needed": "config.json 缺少 {key}；需要一个整数",
     # --- compose/: verl's tree, entries, launch files, Hydra errors ---
+    "{name} needs a value": "{name} 需要一个值",
+    "cannot parse override {text!r}: {error}": "无法解析覆盖项 {text!r}：{error}",
     "gave up after {n} failing overrides": "已有 {n} 个覆盖项失败，停止重试",
     "config dir {path}": "配置目录 {path}",
     "verl config directory not found: {path}": "找不到 verl 配置目录：{path}",
