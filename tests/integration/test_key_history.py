@@ -258,3 +258,10 @@ def test_every_dropped_corpus_key_is_explained_with_its_releases(capsys, path, k
     tree("0.9.0")
     code, data = check(capsys, "--verl-version", "0.9.0", *argv)
     assert key not in errors(data), data["errors"]
+
+
+def test_a_plus_typo_in_a_plain_section_is_a_warning_with_a_fix(capsys):
+    code, data = check(capsys, "--config-name=ppo_megatron_trainer", "+trainer.total_epoch=15", "+trainer.my_flag=1")
+    assert code == 0
+    (warn,) = data["warnings"]
+    assert warn["key"] == "trainer.total_epoch" and warn["override"] == "trainer.total_epochs=15"

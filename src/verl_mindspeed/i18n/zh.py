@@ -517,6 +517,8 @@ MESSAGES: dict[str, str] = {
         "训练开始前 verl 会因 TypeError（unexpected keyword argument）停止",
     "delete these arguments ({args})": "删除这些参数（{args}）",
     # --- resolve/_keys.py: unknown keys ---
+    "'{leaf}' is not a key of verl's '{parent}' section (verl does not read it); did you mean '{near}'?":
+        "'{leaf}' 不是 verl 的 '{parent}' 段中的键（verl 不会读取它）；是否想写 '{near}'？",
     "unknown key '{name}'; did you mean '{near}'?": "未知键 '{name}'；是否想写 '{near}'？",
     "'{name}' is not a MindSpeed, Megatron-LM or TransformerConfig option; passed through as is":
         "'{name}' 不是 MindSpeed、Megatron-LM 或 TransformerConfig 的选项；按原样传递",

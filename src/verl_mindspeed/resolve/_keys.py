@@ -115,7 +115,23 @@ def check_added_keys(cfg: Any, argv: Sequence[str], tree: Any) -> list[Issue]:
             why = verl_keys.explain(anchor, version, config_name) if anchor else None
             if why is not None and why.kind != "config":
                 issues.append(history_issue(key, value, arg, why, version, config_name, exists=lambda p: False))
+            elif prefix == "+":
+                issues += _near_sibling(cfg, key, value, user_paths)
     return issues
+
+
+def _near_sibling(cfg: Any, key: str, value: str, user_paths: frozenset[str]) -> list[Issue]:
+    """A ``+key`` in a section verl reads without a dataclass (``data``, ``trainer``) is accepted and usually
+    ignored, so one that looks like a typo of a key already there is worth a warning."""
+    parent, _, leaf = key.rpartition(".")
+    siblings = [s for s in _siblings(cfg, key) if f"{parent}.{s}" not in user_paths]
+    near = nearest(leaf, siblings)
+    if near is None:
+        return []
+    fixed = f"{parent}.{near}"
+    return [warning(key, tr("'{leaf}' is not a key of verl's '{parent}' section (verl does not read it); did you mean '{near}'?",
+                            leaf=leaf, parent=parent, near=near), "unknown-key", suggestion=fixed,
+                    override=f"{fixed}={value}")]
 
 
 def _first_unknown(key: str, version: str, prefix: str, config_name: str) -> Optional[str]:
