@@ -508,7 +508,9 @@ MESSAGES: dict[str, str] = {
     "{drop}; verl/utils/config.py omega_conf_to_dataclass instantiates {target} with every key of the section":
         "{drop}；verl/utils/config.py 的 omega_conf_to_dataclass 会用该段的每个键实例化 {target}",
     "check with --entry {entry} --config-name={label}": "请用 --entry {entry} --config-name={label} 检查",
-    "write the new key (older releases: --verl-version)": "改写为新键（旧版本请用 --verl-version）",
+    "verl {since} and later read it at the new place; for verl {last} and older keep the old key (check with "
+    "--verl-version {last})":
+        "verl {since} 及以后在新位置读取它；verl {last} 及更早版本请保留旧键（用 --verl-version {last} 检查）",
     "verl/utils/config.py omega_conf_to_dataclass instantiates {target} with every key of the section":
         "verl/utils/config.py 的 omega_conf_to_dataclass 会用该段的每个键实例化 {target}",
     "{n} arguments set keys under '{at}', but verl {version} converts '{parent}' into {target}, which has no field "

@@ -51,7 +51,10 @@ def history_issue(key: str, value: str, arg: str, why: Explanation, version: str
         line = f"{target}={value}" if exists(target) else f"++{target}={value}"
         return error(key, tr("verl {version} has no '{key}': it moved to '{target}' in verl {since}",
                              version=version, key=key, target=target, since=why.since), RULE_MOVED,
-                     hint=tr("write the new key (older releases: --verl-version)"), suggestion=target, override=line)
+                     hint=tr("verl {since} and later read it at the new place; for verl {last} and older keep the old "
+                             "key (check with --verl-version {last})", since=why.since,
+                             last=why.releases[-1] if why.releases else "?"),
+                     suggestion=target, override=line)
     if why.kind == "removed":
         message = tr("verl {version} has no '{key}': it exists in verl {releases} and was removed after {last}",
                      version=version, key=key, releases=releases, last=why.since)
