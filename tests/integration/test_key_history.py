@@ -239,3 +239,14 @@ def test_a_plus_typo_in_a_plain_section_is_a_warning_with_a_fix(capsys):
     assert code == 0
     (warn,) = data["warnings"]
     assert warn["key"] == "trainer.total_epoch" and warn["override"] == "trainer.total_epochs=15"
+
+
+def test_keys_of_an_engine_the_release_has_but_the_launch_does_not_select(capsys):
+    tree("0.9.0")
+    code, data = check(capsys, "--verl-version", "0.9.0", "--config-name=ppo_megatron_trainer",
+                       f"{A}.mindspeed.param_offload=True", f"{A}.mindspeed.strategy=mindspeed_megatron")
+    (err,) = data["errors"]
+    assert err["rule"] == "verl-engine-not-selected" and "model_engine=mindspeed" in err["hint"]
+    code, data = check(capsys, "--verl-version", "0.9.0", "--config-name=ppo_megatron_trainer",
+                       "model_engine=mindspeed", f"{A}.mindspeed.param_offload=True")
+    assert data["errors"] == []

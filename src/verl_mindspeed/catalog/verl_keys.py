@@ -116,8 +116,9 @@ class Explanation:
     kind: str
     """``moved``, ``removed`` (only in older releases), ``added`` (only in newer ones), ``elsewhere``
     (releases on both sides), ``config`` (this release has it in ``ppo_megatron_trainer``, not in the config
-    being checked), ``variant`` (only with a group option such as ``model_engine=mindspeed``) or ``entry``
-    (only in another entry point's config)."""
+    being checked), ``variant`` (only with a group option such as ``model_engine=mindspeed``, which this release
+    lacks), ``select`` (that group option exists here but the launch does not select it) or ``entry`` (only in
+    another entry point's config)."""
     anchor: str
     """The first missing segment of the path (the key itself, or the ancestor that does not exist)."""
     releases: tuple[str, ...]
@@ -149,9 +150,17 @@ def explain(anchor: str, version: str, config_name: str = BASE) -> Optional[Expl
         return Explanation("elsewhere", anchor, found)
     for label, info in configs().items():
         spec = info.get("keys", {}).get(anchor)
-        if spec and label != config_name:
-            kind = "variant" if info.get("overrides") else "entry"
-            return Explanation(kind, anchor, expand(spec), label=label, entry=info.get("entry", ""))
+        if not spec or label == config_name:
+            continue
+        found = expand(spec)
+        variant = bool(info.get("overrides"))
+        if here is not None and variant and any(version_key(r) == here for r in found):
+            return Explanation("select", anchor, found, label=label, entry=info.get("entry", ""))
+        if here is not None and variant and version in expand(info.get("releases", "")):
+            keys = [version_key(r) for r in found]  # the engine is there, this key of it is not
+            kind = "removed" if all(k < here for k in keys) else "added" if all(k > here for k in keys) else "elsewhere"
+            return Explanation(kind, anchor, found, since=found[-1] if kind == "removed" else found[0])
+        return Explanation("variant" if variant else "entry", anchor, found, label=label, entry=info.get("entry", ""))
     return None
 
 

@@ -533,4 +533,10 @@ MESSAGES: dict[str, str] = {
     "write +{target}={value}": "请写 +{target}={value}",
     "verl fails when it turns this section into McoreEngineConfig; the key may belong to another verl version":
         "verl 把这一段转换为 McoreEngineConfig 时会失败；该键可能属于其他 verl 版本",
+    "'{key}' belongs to {about}, which this launch does not select ({label})":
+        "'{key}' 属于{about}，但本次启动没有选择它（{label}）",
+    "add the argument {label}, or {drop}": "请添加参数 {label}，或{drop}",
+    "{n} arguments belong to {about}, which this launch does not select ({label})":
+        "{n} 个参数属于{about}，但本次启动没有选择它（{label}）",
+    "add the argument {label}, or delete these arguments ({args})": "请添加参数 {label}，或删除这些参数（{args}）",
 }

@@ -28,11 +28,12 @@ RULE_ADDED = "verl-key-added"
 RULE_ELSEWHERE = "verl-key-other-release"
 RULE_CONFIG = "verl-key-other-config"
 RULE_VARIANT = "verl-engine-other-release"
+RULE_SELECT = "verl-engine-not-selected"
 RULE_ENTRY = "verl-entry-config"
 RULE_REJECTED = "verl-dataclass-rejects"
 #: Rules whose fix is to delete the argument (there is no override to paste).
 DROP_RULES = frozenset({RULE_REMOVED, RULE_ADDED, RULE_ELSEWHERE, RULE_CONFIG, RULE_VARIANT, RULE_ENTRY,
-                        RULE_REJECTED})
+                        RULE_REJECTED, RULE_SELECT})
 
 #: What a config variant of the index is, for messages.
 VARIANTS = {"model_engine=mindspeed": tr("verl's MindSpeed-LLM engine")}
@@ -77,6 +78,12 @@ def history_issue(key: str, value: str, arg: str, why: Explanation, version: str
         message = tr("'{key}' belongs to {about} ({label}), which exists in verl {releases}, not in verl {version}",
                      key=key, about=about, label=why.label, releases=releases, version=version)
         return error(key, message, RULE_VARIANT, hint=_variant_hint(why.label, why.releases, [arg]))
+    if why.kind == "select":
+        about = VARIANTS.get(why.label, why.label)
+        message = tr("'{key}' belongs to {about}, which this launch does not select ({label})", key=key, about=about,
+                     label=why.label)
+        return error(key, message, RULE_SELECT, hint=tr("add the argument {label}, or {drop}", label=why.label,
+                                                        drop=_drop(arg)))
     if why.kind == "entry":
         message = tr("'{key}' belongs to the config {label} of the entry {entry} (verl {releases}), not to {config}",
                      key=key, label=why.label, entry=why.entry, releases=releases, config=config_name)
@@ -153,7 +160,7 @@ def group(issues: list[Issue], args_by_key: dict[str, str]) -> list[Issue]:
 
 
 def _label(issue: Issue) -> Optional[tuple]:
-    if issue.rule not in (RULE_VARIANT, RULE_ENTRY, RULE_REJECTED) or not isinstance(issue.message, Msg):
+    if issue.rule not in (RULE_VARIANT, RULE_ENTRY, RULE_REJECTED, RULE_SELECT) or not isinstance(issue.message, Msg):
         return None
     params = issue.message.params
     if issue.rule == RULE_REJECTED:
@@ -174,6 +181,12 @@ def _merge(bucket: list[Issue], args_by_key: dict[str, str]) -> Issue:
                      "training", n=len(bucket), at=at, version=params["version"], parent=params["parent"],
                      target=params["target"], leaf=params["leaf"])
         return error(first.key, message, RULE_REJECTED, hint=tr("delete these arguments ({args})", args=_shown(args)))
+    if first.rule == RULE_SELECT:
+        label = params["label"]
+        message = tr("{n} arguments belong to {about}, which this launch does not select ({label})", n=len(bucket),
+                     about=VARIANTS.get(label, label), label=label)
+        return error(first.key, message, RULE_SELECT, hint=tr("add the argument {label}, or delete these arguments "
+                                                               "({args})", label=label, args=_shown(args)))
     if first.rule == RULE_VARIANT:
         label = params["label"]
         releases = tuple(r for r in verl_keys.releases() if r in _releases_of(label))
