@@ -148,3 +148,12 @@ def test_random_typos_either_get_no_fix_or_a_fix_that_pastes_back(base_cfg, typo
                 if any(i.key == f"{O}.{t}" and i.severity == "error" and i.override for i in first.issues)]
     if with_fix:
         round_trip(argv[len(BASE):], with_fix)
+
+
+def test_fix_lines_stay_whole_in_a_shell():
+    from verl_mindspeed.errors import Issue
+    from verl_mindspeed.resolve._review import review
+
+    issues = [Issue("error", "a.b", "m", override="+a.b=[8, 16]"), Issue("error", "c.d", "m", override="++c.d=1 ++e.f=2"),
+              Issue("error", "g.h", "m", override="g.h='\"0,7\"'")]
+    assert [i.override for i in review(issues, None, [])] == ["'+a.b=[8, 16]'", "++c.d=1 ++e.f=2", "g.h='\"0,7\"'"]

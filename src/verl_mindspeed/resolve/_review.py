@@ -55,10 +55,12 @@ def _fix(issue: Issue, cfg: Any, argv: Sequence[str]) -> Issue:
 
 
 def _one_shell_word(text: str) -> bool:
+    """Whether the shell splits ``text`` into whole overrides (one, or several a rule asks for together)."""
     try:
-        return len(shlex.split(text)) == 1
+        words = shlex.split(text)
     except ValueError:
         return False
+    return bool(words) and all("=" in w and " " not in w.partition("=")[0] for w in words)
 
 
 def _exists(cfg: Any, override: str) -> bool:
