@@ -52,6 +52,13 @@ def split_argv(argv: list[str]) -> LaunchArgs:
     return out
 
 
+def split_override(arg: str) -> tuple[str, str, str]:
+    """``"++a.b=1"`` -> ``("++", "a.b", "1")``: the prefix, key and value text of an override as typed."""
+    body = arg.lstrip("+~")
+    key, _, value = body.partition("=")
+    return arg[: len(arg) - len(body)], key, value
+
+
 def parse_overrides(overrides: list[str]) -> list[Override]:
     """Parse with Hydra's public parser; a syntax error stops evaluation (exit 2) naming the override."""
     parser = OverridesParser.create()

@@ -7,17 +7,18 @@ another entry point's config) has it; a key verl's config dataclass would reject
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 from hydra.core.override_parser.types import Override
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from ..catalog import OTC, universe, verl_keys
 from ..errors import Issue
 from ..i18n import tr
-from ..resolve._history import group_option_issue, has_path, history_issue, rejected_issue
+from ..resolve._history import group_option_issue, has_path, history_issue, keys_at, rejected_issue
 from ..resolve._suggest import nearest
 from ..rules._base import error
+from ._argv import split_override
 from ._dataclasses import DataclassIndex
 
 
@@ -122,10 +123,7 @@ def _exists(base: Optional[DictConfig], path: str) -> bool:
 
 
 def _keys_at(base: Optional[DictConfig], parent: str) -> list[str]:
-    if base is None:
-        return []
-    node: Any = OmegaConf.select(base, parent) if parent else base
-    return [str(k) for k in node.keys()] if isinstance(node, DictConfig) else []
+    return [] if base is None else keys_at(base, parent)
 
 
 def _group_issue(key: str, value: str, message: str, arg: str, context: Optional[KeyContext]) -> Issue:
@@ -141,6 +139,6 @@ def _group_issue(key: str, value: str, message: str, arg: str, context: Optional
         text = tr("no config '{value}' in group '{group}'; did you mean '{near}'?", value=value, group=key, near=near)
     else:
         text = tr("no config '{value}' in group '{group}'", value=value, group=key)
-    prefix = arg[: len(arg) - len(arg.lstrip("+~"))] if arg.startswith("+") else ""
+    prefix = split_override(arg)[0] if arg.startswith("+") else ""
     return error(key, text, "hydra-group", hint=hint, suggestion=key if near else None,
                  override=f"{prefix}{key}={near}" if near else None)

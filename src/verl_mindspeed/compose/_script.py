@@ -21,6 +21,7 @@ from typing import Mapping, Optional
 
 from ..errors import EvaluationError, Issue, Location
 from ..i18n import tr
+from ._argv import split_override
 from ._shell import Expander, Word
 
 _OPERATORS = {";", "&&", "||", "|", "&", ";;", "|&"}
@@ -202,7 +203,7 @@ class _Script:
 
 
 def _mark_issue(arg: str, mark, path: str) -> Optional[Issue]:
-    key = arg.lstrip("+~").partition("=")[0] or arg
+    key = split_override(arg)[1] or arg
     where = Location(path, mark.line)
     if mark.kind == "unset":
         return Issue("error", key, tr("${name} is not set (no value in the script or the environment, no default): "

@@ -220,6 +220,14 @@ def has_path(cfg: Any, path: str) -> bool:
     return True
 
 
+def keys_at(cfg: Any, parent: str) -> list[str]:
+    """The keys of the section ``parent`` of ``cfg`` (the root for ``""``); none when it is not a section."""
+    from omegaconf import OmegaConf
+
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    return [str(k) for k in node.keys()] if isinstance(node, DictConfig) else []
+
+
 def occupied(cfg: Any, path: str) -> bool:
     """Whether Hydra refuses ``+path=...`` on ``cfg``: a value other than null is there (Hydra's own test in
     ``config_loader_impl._apply_overrides_to_config``; a null value may be added over)."""
@@ -231,4 +239,4 @@ def occupied(cfg: Any, path: str) -> bool:
         return False
 
 
-__all__ = ["DROP_RULES", "has_path", "occupied", "group", "group_option_issue", "history_issue", "rejected_issue"]
+__all__ = ["DROP_RULES", "has_path", "keys_at", "occupied", "group", "group_option_issue", "history_issue", "rejected_issue"]

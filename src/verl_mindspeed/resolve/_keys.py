@@ -12,10 +12,11 @@ from typing import Any, Iterable, Optional, Sequence
 
 from .. import catalog
 from ..catalog import universe, verl_keys
+from ..compose._argv import split_override
 from ..errors import Issue
 from ..i18n import tr
 from ..rules._base import error, fmt, warning
-from ._history import history_issue, rejected_issue
+from ._history import has_path, history_issue, keys_at, rejected_issue
 from ._suggest import nearest
 
 
@@ -80,11 +81,8 @@ def added_keys(argv: Sequence[str]) -> list[tuple[str, str, str, str]]:
     """(prefix, key, value, argument) of every ``+key=value``/``++key=value`` override of a launch argv."""
     out = []
     for arg in argv:
-        if not arg.startswith("+"):
-            continue
-        prefix = "++" if arg.startswith("++") else "+"
-        key, eq, value = arg[len(prefix):].partition("=")
-        if eq and "." in key:
+        prefix, key, value = split_override(arg)
+        if prefix in ("+", "++") and "=" in arg and "." in key:
             out.append((prefix, key, value, arg))
     return out
 
@@ -97,7 +95,7 @@ def check_added_keys(cfg: Any, argv: Sequence[str], tree: Any) -> list[Issue]:
     config_name = getattr(tree, "config_name", None) or verl_keys.BASE
     if index is None or cfg is None:
         return []
-    user_paths = frozenset(a.lstrip("+~").partition("=")[0] for a in argv if not a.startswith("-"))
+    user_paths = frozenset(split_override(a)[1] for a in argv if not a.startswith("-"))
     issues = []
     for prefix, key, value, arg in added_keys(argv):
         if f".{catalog.OTC}." in f".{key}." and not key.endswith(f".{catalog.OTC}"):
@@ -106,15 +104,17 @@ def check_added_keys(cfg: Any, argv: Sequence[str], tree: Any) -> list[Issue]:
         if verdict.kind == "rejected":
             why = verl_keys.explain(verdict.at, version, config_name)
             if why is not None:
-                issues.append(history_issue(key, value, arg, why, version, config_name, exists=lambda p: False))
+                issues.append(history_issue(key, value, arg, why, version, config_name,
+                                            exists=lambda p: has_path(cfg, p)))
             else:
-                siblings = _siblings(cfg, verdict.at)
+                siblings = keys_at(cfg, verdict.at.rpartition('.')[0])
                 issues.append(rejected_issue(key, arg, verdict, version, siblings))
         elif verdict.kind == "plain":
             anchor = _first_unknown(key, version, prefix, config_name)
             why = verl_keys.explain(anchor, version, config_name) if anchor else None
             if why is not None and why.kind != "config":
-                issues.append(history_issue(key, value, arg, why, version, config_name, exists=lambda p: False))
+                issues.append(history_issue(key, value, arg, why, version, config_name,
+                                            exists=lambda p: has_path(cfg, p)))
             elif prefix == "+":
                 issues += _near_sibling(cfg, key, value, user_paths)
     return issues
@@ -124,7 +124,7 @@ def _near_sibling(cfg: Any, key: str, value: str, user_paths: frozenset[str]) ->
     """A ``+key`` in a section verl reads without a dataclass (``data``, ``trainer``) is accepted and usually
     ignored, so one that looks like a typo of a key already there is worth a warning."""
     parent, _, leaf = key.rpartition(".")
-    siblings = [s for s in _siblings(cfg, key) if f"{parent}.{s}" not in user_paths]
+    siblings = [s for s in keys_at(cfg, parent) if f"{parent}.{s}" not in user_paths]
     near = nearest(leaf, siblings)
     if near is None:
         return []
@@ -146,9 +146,3 @@ def _first_unknown(key: str, version: str, prefix: str, config_name: str) -> Opt
     return None
 
 
-def _siblings(cfg: Any, at: str) -> list[str]:
-    from omegaconf import DictConfig, OmegaConf
-
-    parent = at.rpartition(".")[0]
-    node = OmegaConf.select(cfg, parent) if parent else cfg
-    return [str(k) for k in node.keys()] if isinstance(node, DictConfig) else []

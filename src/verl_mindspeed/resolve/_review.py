@@ -10,6 +10,7 @@ import shlex
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
+from ..compose._argv import split_override
 from ..errors import Issue, Location
 from ._history import group, occupied
 from ._keys import check_added_keys
@@ -34,12 +35,8 @@ def review(issues: Sequence[Issue], cfg: Any, argv: Sequence[str], tree: Any = N
     return out
 
 
-def _key_of(arg: str) -> str:
-    return arg.lstrip("+~").partition("=")[0]
-
-
 def _args_by_key(argv: Sequence[str]) -> dict[str, str]:
-    return {_key_of(a): a for a in argv if not a.startswith("-")}
+    return {split_override(a)[1]: a for a in argv if not a.startswith("-")}
 
 
 def _fix(issue: Issue, cfg: Any, argv: Sequence[str]) -> Issue:
@@ -78,7 +75,7 @@ def _locate(issue: Issue, argv: Sequence[str], locations: Sequence[Optional[Loca
             if issue.key.startswith("-") and arg.partition("=")[0] == issue.key:
                 return replace(issue, location=where)
             continue
-        if _key_of(arg) == issue.key:
+        if split_override(arg)[1] == issue.key:
             return replace(issue, location=where)
     return issue
 

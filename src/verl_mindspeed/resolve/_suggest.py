@@ -24,6 +24,7 @@ from typing import Iterable, Optional, Sequence
 
 from .. import catalog
 from ..catalog import universe
+from ..compose._argv import split_override
 
 _STOP = {"use", "enable", "enabled", "do", "and", "with", "the"}
 _PHRASES = (("context_parallel", "cp"), ("no_op", "noop"), ("rms_norm", "rmsnorm"), ("flash_attention", "flash_attn"),
@@ -169,11 +170,10 @@ def fix_value(raw: str, kind: str, choices: Sequence[str] = ()) -> Optional[str]
 
 def value_fix(key: str, argv: Sequence[str]) -> Optional[str]:
     """A corrected override for a value error on ``key``, from the user's own argument."""
-    arg = next((a for a in reversed(list(argv)) if a.lstrip("+~").partition("=")[0] == key and "=" in a), None)
+    arg = next((a for a in reversed(list(argv)) if split_override(a)[1] == key and "=" in a), None)
     if arg is None:
         return None
-    prefix = arg[: len(arg) - len(arg.lstrip("+~"))]
-    raw = arg.partition("=")[2]
+    prefix, _, raw = split_override(arg)
     leaf = key.rpartition(".")[2]
     where = "otc" if f".{catalog.OTC}." in key else "megatron"
     flag = catalog.flag(leaf, where)
