@@ -16,8 +16,8 @@ PY=${PYTHON:-python3}
 # torch is pinned to the CPU wheel: an unpinned torch (pulled in by verl) is a multi-GB CUDA build.
 "$VENV/bin/python" -m pip install -q "torch==2.13.0" "verl==0.9.1" "megatron-core==0.12.1"
 "$VENV/bin/python" -m pip install -q -e ".[test]"
-# The YAML trees of older verl releases, for the era tests (PyPI wheels, extracted once).
-"$VENV/bin/python" tools/fetch_verl_trees.py
+# The config trees of verl 0.4.1 to 0.9.1, for the era and key-history tests (PyPI wheels, extracted once).
+"$VENV/bin/python" tools/fetch_verl_trees.py all
 
 if [ -z "${VERL_MINDSPEED_UPSTREAM:-}" ] && [ -d ../shared/upstream ]; then
   export VERL_MINDSPEED_UPSTREAM="$(cd ../shared/upstream && pwd)"

@@ -11,6 +11,17 @@ Severity = Literal["error", "warning", "note"]
 
 
 @dataclass(frozen=True)
+class Location:
+    """Where an argument was written: a launch file and a 1-based line (``--args-file``)."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
 class Issue:
     """One problem with one key, phrased for the person who typed the key.
 
@@ -28,6 +39,8 @@ class Issue:
     suggestion: Optional[str] = None
     rule: str = ""
     override: Optional[str] = None
+    location: Optional[Location] = None
+    """The file and line of the argument the issue is about, when the launch came from a file."""
 
     def to_json(self, lang: str = "en") -> dict:
         out = asdict(self)

@@ -13,32 +13,43 @@ from typing import Any, Optional, Sequence
 from . import __version__, eras
 from .catalog import universe
 from .compose import VerlTree, compose_argv
-from .errors import EvaluationError, Issue
+from .compose._script import LaunchFile, read_launch_file
+from .errors import EvaluationError, Issue, Location
 from .i18n import tr
 from .report import fix_line
 from .resolve import Resolution, resolve
+from .resolve._review import review
 from .rules._base import issue
 
 
 def read_args_file(path: str) -> list[str]:
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    """The argv of an ``--args-file``: one argument per line, or a shell script's ``python -m`` launch line."""
+    return read_launch_file(path).argv
 
 
 def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional[str] = None,
              model_config: Optional[str] = None, release: Optional[str] = None,
-             launcher: bool = False, device_memory_gib: float = 64.0) -> Resolution:
+             launcher: bool = False, device_memory_gib: float = 64.0, verl_version: Optional[str] = None,
+             entry: Optional[str] = None, source: Optional[LaunchFile] = None) -> Resolution:
     """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2).
 
     The launch is judged as it will run: injected when it goes through ``launcher`` (``verl-mindspeed
     run`` / ``python3 -m verl_mindspeed.main_ppo``) or carries a ``+mindspeed=<preset>``, which installs
-    the callback; plain otherwise.
+    the callback; plain otherwise. ``verl_version`` checks against that verl release's tree (fetched from
+    PyPI once); ``entry`` is the module the argv is given to (default ``verl.trainer.main_ppo``, or the
+    ``python -m`` module of ``source``); ``source`` is the launch file the argv starts with: its locations
+    and findings are kept.
     """
-    comp = compose_argv(argv, verl_config_dir)
+    locations: list[Optional[Location]] = []
+    if source is not None:
+        entry = entry or source.entry
+        locations = [*source.locations, *[None] * max(0, len(argv) - len(source.argv))]
+    comp = compose_argv(argv, verl_config_dir, verl_version=verl_version, entry=entry)
     presets = preset_settings(comp.overrides)
     res = resolve_launch(comp.cfg, argv, comp.tree, f"{comp.tree.config_dir}/{comp.config_name}.yaml",
-                         issues=comp.issues, strict=strict, release=release, model_config=model_config,
-                         injected=launcher or bool(presets), device_memory_gib=device_memory_gib)
+                         issues=[*(source.issues if source else ()), *comp.issues], strict=strict, release=release,
+                         model_config=model_config, injected=launcher or bool(presets),
+                         device_memory_gib=device_memory_gib, locations=locations)
     res.presets = presets
     return res
 
@@ -46,7 +57,8 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
 def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_label: str, *,
                    issues: Sequence[Issue] = (), strict: bool = False, release: Optional[str] = None,
                    model_config: Optional[str] = None, injected: bool = True,
-                   device_memory_gib: float = 64.0) -> Resolution:
+                   device_memory_gib: float = 64.0,
+                   locations: Optional[Sequence[Optional[Location]]] = None) -> Resolution:
     """Resolve a composed launch config the same way for ``check`` and the in-process callback.
 
     Loads the model for the model-aware rules, takes the era from the verl tree, puts ``issues``
@@ -62,6 +74,7 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
                   known_megatron_keys=tree.known_megatron_keys if tree else None,
                   otc_defaults=tree.otc_defaults if tree else None)
     res.issues = [replace(i, override=fix_line(i, argv)) for i in [*issues, *model_issues, *res.issues]]
+    res.issues = review(res.issues, cfg, argv, tree, locations)
     res.versions.update({"verl": tree.version if tree else "not found", "verl_config": config_label,
                          "verl_mindspeed": __version__, "transformer_config": universe.transformer_config_fields()[1]})
     return res
@@ -93,7 +106,7 @@ def era_of(tree: Optional[VerlTree]) -> str:
     if tree is None:
         return eras.ENGINE
     try:
-        return eras.era_of_tree(tree.config_dir)
+        return eras.era_of_tree(tree.trainer_config_dir)
     except ValueError:
         return eras.ENGINE
 
@@ -132,4 +145,5 @@ def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
 
 
 
-__all__ = ["era_of", "evaluate", "load_model", "preset_settings", "read_args_file", "resolve_launch"]
+__all__ = ["LaunchFile", "era_of", "evaluate", "load_model", "preset_settings", "read_args_file", "read_launch_file",
+           "resolve_launch"]

@@ -48,6 +48,9 @@ class Flag:
     """A MindSpeed patch switch: patches are process-wide, so roles sharing a process share it."""
     aliases: tuple[str, ...] = ()
     """Other spellings users type (from docs that got the name wrong); mapped to ``name`` with a warning."""
+    synonyms: tuple[str, ...] = ()
+    """Other names users give this flag that no typo matcher reaches (``use_fa``, ``fused_rope``): not accepted,
+    but "did you mean" points here."""
 
     def path(self, role_prefix: str) -> str:
         """Full dotted key for one role, e.g. ``actor_rollout_ref.actor.megatron.override_transformer_config.x``."""

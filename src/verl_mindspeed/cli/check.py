@@ -9,7 +9,7 @@ import time
 
 from ..catalog import universe
 from ..errors import EvaluationError
-from ..launch import evaluate, read_args_file
+from ..launch import evaluate, read_args_file, read_launch_file
 from ..report import report
 
 
@@ -26,7 +26,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mindspeed-release", default=None, metavar="RELEASE",
                    help="MindSpeed release to check against: a branch (%s) or its short name (26.1, 2.3); default: "
                         "the installed MindSpeed's, else %s" % (", ".join(universe.releases()), universe.DEFAULT_RELEASE))
-    p.add_argument("--args-file", help="read the argv from a file, one argument per line ('#' comments)")
+    p.add_argument("--args-file", help="read the argv from a file: one argument per line ('#' comments), or a shell "
+                                       "script whose 'python3 -m MODULE ...' line is the launch (MODULE sets --entry)")
+    p.add_argument("--verl-version", help="check against this verl release's config tree instead of the installed "
+                                          "verl's (downloaded from PyPI once, then cached)")
+    p.add_argument("--entry", help="the module the arguments are given to (default: verl.trainer.main_ppo), e.g. "
+                                   "verl.experimental.fully_async_policy.fully_async_main")
     p.add_argument("--launcher", action="store_true",
                    help="the launch goes through 'verl-mindspeed run' / 'python3 -m verl_mindspeed.main_ppo', which "
                         "injects the companions MindSpeed needs (a +mindspeed=<preset> says so by itself)")
@@ -38,8 +43,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 #: check's own options and whether each takes a value; everything else is the launch's argv.
-OWN_OPTIONS = {"--json": False, "--strict": False, "--launcher": False, "--device-memory-gib": True, "--verl-config-dir": True, "--model-config": True,
-               "--mindspeed-release": True, "--args-file": True, "--lang": True, "-h": False, "--help": False}
+OWN_OPTIONS = {"--json": False, "--strict": False, "--launcher": False, "--device-memory-gib": True,
+               "--verl-config-dir": True, "--model-config": True, "--mindspeed-release": True, "--args-file": True,
+               "--lang": True, "-h": False, "--help": False, "--verl-version": True, "--entry": True}
 
 
 def split_own_options(args: list[str]) -> tuple[list[str], list[str]]:
@@ -67,12 +73,14 @@ def launch_argv_of(ns: argparse.Namespace) -> list[str]:
 
 
 def run(ns: argparse.Namespace) -> int:
-    argv = launch_argv_of(ns)
     start = time.perf_counter()
     try:
+        argv = launch_argv_of(ns)
+        source = read_launch_file(ns.args_file) if ns.args_file else None
         res = evaluate(argv, strict=ns.strict, verl_config_dir=ns.verl_config_dir, launcher=ns.launcher,
                        device_memory_gib=ns.device_memory_gib,
-                       model_config=ns.model_config, release=ns.mindspeed_release)
+                       model_config=ns.model_config, release=ns.mindspeed_release,
+                       verl_version=ns.verl_version, entry=ns.entry, source=source)
     except EvaluationError as exc:
         if ns.json:
             print(json.dumps({"ok": False, "fatal": str(exc), "errors": [], "warnings": [], "roles": {}}))

@@ -1,16 +1,18 @@
 """verl's config tree + a launch's argv -> the composed DictConfig, without importing verl, torch or ray.
 
-Composition mirrors ``verl/trainer/main_ppo.py``: ``@hydra.main(config_path="config",
-config_name="ppo_trainer")``, with a command-line ``--config-path`` taken relative to
-``verl/trainer/``. A Hydra error about one override becomes an issue on that key and
-composition is retried without it, so every problem is reported at once.
+Composition mirrors the entry module's ``@hydra.main`` (``verl/trainer/main_ppo.py``:
+``config_path="config", config_name="ppo_trainer"``; other entries are read the same way, see
+:mod:`._entry`), with a command-line ``--config-path`` taken relative to the entry's folder. The tree
+is the installed verl's, or another release's (``verl_version``), fetched once from PyPI (:mod:`._trees`).
+A Hydra error about one override becomes an issue on that key and composition is retried without it,
+so every problem is reported at once.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
+import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -18,49 +20,103 @@ from omegaconf import DictConfig, OmegaConf
 
 from ..catalog import OTC
 from ..errors import EvaluationError, Issue
+from ..i18n import tr
 from ._argv import LaunchArgs, parse_overrides, split_argv
-from ._hydra_errors import issue_for_failure
+from ._dataclasses import DataclassIndex
+from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, module_file, read_entry
+from ._hydra_errors import KeyContext, issue_for_failure
+from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
+from ._trees import installed_tree, release_tree
 
-MAX_RETRIES = 20
+MAX_RETRIES = 40
 
 
 @dataclass
 class VerlTree:
-    """The installed (or given) verl config tree and what the resolver needs from it."""
+    """The verl config tree a launch is checked against and what the resolver needs from it."""
 
     trainer_dir: Optional[Path]
-    """``verl/trainer`` of the installed verl, the base of a relative ``--config-path``."""
+    """``verl/trainer`` of the tree, the base of ``main_ppo``'s relative ``--config-path``."""
     config_dir: Path
+    """The folder whose ``<config-name>.yaml`` is composed (the entry's own, or ``--config-path``)."""
     version: str
     known_megatron_keys: set[str] = field(default_factory=set)
     otc_defaults: dict[str, Any] = field(default_factory=dict)
+    root: Optional[Path] = None
+    """The folder holding ``verl/`` (and ``recipe/`` in a source checkout)."""
+    entry: Optional[Entry] = None
+    config_name: Optional[str] = None
+    """The config composed (set by :func:`compose_argv`)."""
+    notes: list[Issue] = field(default_factory=list)
+    """Notes about how the tree was chosen (an author's absolute ``--config-path`` mapped onto it)."""
+
+    @property
+    def trainer_config_dir(self) -> Path:
+        """``verl/trainer/config``: engine defaults and the era live there, whatever the entry."""
+        if self.trainer_dir is not None and (self.trainer_dir / "config").is_dir():
+            return self.trainer_dir / "config"
+        return self.config_dir
+
+    @cached_property
+    def dataclasses(self) -> DataclassIndex:
+        return DataclassIndex(self.root)
 
 
-def find_verl_tree(config_dir: Optional[str] = None, config_path: Optional[str] = None) -> VerlTree:
-    """Locate verl's config directory: ``config_dir`` if given, else the installed verl (never imported)."""
-    trainer_dir, version = None, "unknown"
-    if config_dir is None:
-        spec = importlib.util.find_spec("verl")
-        if spec is None or not spec.submodule_search_locations:
-            raise EvaluationError(
-                "verl is not installed in this Python; install it or pass --verl-config-dir "
-                "pointing at verl/trainer/config"
-            )
-        trainer_dir = Path(list(spec.submodule_search_locations)[0]) / "trainer"
-        try:
-            version = importlib.metadata.version("verl")
-        except importlib.metadata.PackageNotFoundError:
-            pass
-        path = Path(config_path or "config")
-        directory = path if path.is_absolute() else trainer_dir / path
-    else:
+def find_verl_tree(config_dir: Optional[str] = None, config_path: Optional[str] = None, *,
+                   version: Optional[str] = None, entry: Optional[str] = None) -> VerlTree:
+    """Locate the config folder to compose: ``config_dir`` if given, else the entry's folder (or
+    ``config_path``) in verl ``version``'s tree (fetched once) or in the installed verl (never imported)."""
+    if config_dir is not None:
         directory = Path(config_dir)
-        version = tree_version(directory) or f"config dir {directory}"
-    if not directory.is_dir():
-        raise EvaluationError(f"verl config directory not found: {directory}")
-    tree = VerlTree(trainer_dir, directory.resolve(), version)
-    tree.known_megatron_keys, tree.otc_defaults = _engine_keys(tree.config_dir)
+        if not directory.is_dir():
+            raise EvaluationError(tr("verl config directory not found: {path}", path=directory))
+        directory = Path(os.path.abspath(directory))  # not resolve(): a symlinked verl/ keeps its recipe/ siblings
+        bare = not _is_trainer_config(directory) or (
+            entry is None and module_file(directory.parents[2], DEFAULT_ENTRY) is None)
+        if bare:  # a config folder without its entry module next to it: composed as it is
+            label = tree_version(directory) or tr("config dir {path}", path=directory)
+            tree = VerlTree(None, directory, label)
+            tree.known_megatron_keys, tree.otc_defaults = _engine_keys(tree.trainer_config_dir)
+            return tree
+        root = directory.parents[2]
+        label = tree_version(directory) or tr("config dir {path}", path=directory)
+    elif version is not None:
+        root, label = release_tree(version)
+    else:
+        found = installed_tree()
+        if found is None:
+            raise EvaluationError(tr("verl is not installed in this Python; install it, pass --verl-version "
+                                     "to check against a release from PyPI, or pass --verl-config-dir pointing "
+                                     "at verl/trainer/config"))
+        root, label = found
+    tree = VerlTree(root / "verl" / "trainer", root / "verl" / "trainer" / "config", label, root=root)
+    tree.entry = read_entry(root, entry or DEFAULT_ENTRY, label)
+    tree.config_dir = _config_folder(tree, config_path)
+    tree.known_megatron_keys, tree.otc_defaults = _engine_keys(tree.trainer_config_dir)
     return tree
+
+
+def _is_trainer_config(directory: Path) -> bool:
+    return directory.name == "config" and directory.parent.name == "trainer" and directory.parents[1].name == "verl"
+
+
+def _config_folder(tree: VerlTree, config_path: Optional[str]) -> Path:
+    assert tree.entry is not None and tree.root is not None
+    if not config_path:
+        return tree.entry.config_dir
+    path = Path(config_path)
+    if not path.is_absolute():
+        path = (tree.entry.file.parent / path).resolve()
+    if path.is_dir():
+        return path
+    mapped = map_foreign_path(tree.root, config_path) if Path(config_path).is_absolute() else None
+    if mapped is None:
+        raise EvaluationError(tr("verl config directory not found: {path}", path=path))
+    tree.notes.append(Issue(
+        "note", "--config-path", tr("{path} does not exist here; checked against verl {version}'s {folder}",
+                                    path=config_path, version=tree.version, folder=mapped.relative_to(tree.root)),
+        rule="config-path-mapped"))
+    return mapped
 
 
 def tree_version(config_dir: Union[str, Path]) -> Optional[str]:
@@ -101,71 +157,59 @@ class Composition:
     overrides: list[str]
     """The overrides that composed (failed ones removed)."""
     issues: list[Issue]
-    """Problems Hydra reported about single overrides."""
+    """Problems Hydra reported about single overrides, and notes on the tree."""
 
 
-def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None) -> Composition:
-    """Compose verl's config for a launch argv; raises :class:`EvaluationError` when that is impossible."""
+def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl_version: Optional[str] = None,
+                 entry: Optional[str] = None) -> Composition:
+    """Compose verl's config for a launch argv; raises :class:`EvaluationError` when that is impossible.
+
+    ``verl_version`` checks against that release's tree instead of the installed verl's; ``entry`` is the
+    module the argv is given to (default ``verl.trainer.main_ppo``).
+    """
+    if verl_config_dir and verl_version:
+        raise EvaluationError(tr("--verl-config-dir and --verl-version choose the tree two ways; give one"))
     args: LaunchArgs = split_argv(argv)
-    tree = find_verl_tree(verl_config_dir or args.config_dir, args.config_path)
-    name = args.config_name or "ppo_trainer"
+    tree = find_verl_tree(verl_config_dir or args.config_dir, args.config_path, version=verl_version, entry=entry)
+    name = args.config_name or (tree.entry.config_name if tree.entry else None) or "ppo_trainer"
     if not (tree.config_dir / f"{name}.yaml").is_file():
         options = sorted(p.stem for p in tree.config_dir.glob("*.yaml"))
-        raise EvaluationError(f"config name {name!r} not found in {tree.config_dir}; available: {', '.join(options)}")
+        raise EvaluationError(tr("config name {name!r} not found in {folder}; available: {options}",
+                                 name=name, folder=tree.config_dir, options=", ".join(options)))
+    tree.config_name = name
+    context = KeyContext(tree.version, name, tree.dataclasses)
     parsed = parse_overrides(args.overrides)
-    issues: list[Issue] = []
+    issues: list[Issue] = list(tree.notes)
     remaining = list(zip(args.overrides, parsed))
     for override_text, override in list(remaining):
         if override.is_sweep_override():
-            issues.append(issue_for_failure(_sweep_message(override_text), override, None))
+            issues.append(issue_for_failure(sweep_message(override_text), override, None, context))
             remaining.remove((override_text, override))
-    for _ in range(MAX_RETRIES):
+    extra = searchpath_overrides(tree.root, tree.config_dir / f"{name}.yaml")
+    base: Optional[DictConfig] = None
+    for attempt in range(MAX_RETRIES):
         try:
-            cfg = _compose(tree.config_dir, name, [t for t, _ in remaining])
+            cfg = compose(tree.config_dir, name, [t for t, _ in remaining] + extra)
             return Composition(cfg, tree, name, [t for t, _ in remaining], issues)
         except EvaluationError:
             raise
         except Exception as exc:  # hydra.errors.* and omegaconf errors
-            culprit = _culprit(str(exc), remaining)
+            if attempt == 0:
+                # Hydra stops at the first bad override: find the others in one pass against the config
+                # the top-level overrides (groups such as model_engine=..., presets) compose, then retry.
+                base = base_config(tree.config_dir, name, remaining, extra)
+                screened = screen(base, remaining)
+                for culprit, message in screened:
+                    remaining.remove(culprit)
+                    issues.append(issue_for_failure(message, culprit[1], base, context))
+                if screened:
+                    continue
+            culprit = culprit_of(str(exc), remaining)
             if culprit is None:
-                raise EvaluationError(f"Hydra could not compose the config: {exc}") from exc
+                raise EvaluationError(tr("Hydra could not compose the config: {error}", error=exc)) from exc
             remaining.remove(culprit)
-            base = _try_compose(tree.config_dir, name, [t for t, _ in remaining])
-            issues.append(issue_for_failure(str(exc), culprit[1], base))
-    raise EvaluationError(f"gave up after {MAX_RETRIES} failing overrides")
+            issues.append(issue_for_failure(str(exc), culprit[1], base, context))
+    raise EvaluationError(tr("gave up after {n} failing overrides", n=MAX_RETRIES))
 
 
-def _compose(config_dir: Path, name: str, overrides: list[str]) -> DictConfig:
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    GlobalHydra.instance().clear()
-    try:
-        with initialize_config_dir(config_dir=str(config_dir), version_base=None):
-            return compose(config_name=name, overrides=overrides)
-    finally:
-        GlobalHydra.instance().clear()
-
-
-def _try_compose(config_dir: Path, name: str, overrides: list[str]) -> Optional[DictConfig]:
-    try:
-        return _compose(config_dir, name, overrides)
-    except Exception:  # noqa: BLE001 - only used to look up near-miss keys
-        return None
-
-
-def _culprit(message: str, remaining: list) -> Optional[tuple]:
-    """The override a Hydra error message is about: the longest key quoted in the message."""
-    best = None
-    for text, override in remaining:
-        names = {override.key_or_group, text, text.lstrip("+~")}
-        if any(f"'{n}" in message for n in names) and (best is None or len(text) > len(best[0])):
-            best = (text, override)
-    return best
-
-
-def _sweep_message(text: str) -> str:
-    return f"Ambiguous value for argument '{text}'"
-
-
-__all__ = ["Composition", "VerlTree", "compose_argv", "find_verl_tree", "split_argv", "tree_version"]
+__all__ = ["Composition", "DEFAULT_ENTRY", "VerlTree", "compose_argv", "find_verl_tree", "split_argv", "tree_version"]

@@ -9,6 +9,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 
 from ..errors import EvaluationError
+from ..i18n import tr
 
 _VALUE_FLAGS = {"--config-path": "config_path", "-cp": "config_path", "--config-name": "config_name",
                 "-cn": "config_name", "--config-dir": "config_dir", "-cd": "config_dir"}
@@ -36,7 +37,7 @@ def split_argv(argv: list[str]) -> LaunchArgs:
             if not eq:
                 value = next(it, None)
                 if value is None:
-                    raise EvaluationError(f"{name} needs a value")
+                    raise EvaluationError(tr("{name} needs a value", name=name))
             setattr(out, _VALUE_FLAGS[name], value)
         elif name in _BARE_FLAGS or arg.startswith("--"):
             out.ignored.append(arg)
@@ -51,6 +52,13 @@ def split_argv(argv: list[str]) -> LaunchArgs:
     return out
 
 
+def split_override(arg: str) -> tuple[str, str, str]:
+    """``"++a.b=1"`` -> ``("++", "a.b", "1")``: the prefix, key and value text of an override as typed."""
+    body = arg.lstrip("+~")
+    key, _, value = body.partition("=")
+    return arg[: len(arg) - len(body)], key, value
+
+
 def parse_overrides(overrides: list[str]) -> list[Override]:
     """Parse with Hydra's public parser; a syntax error stops evaluation (exit 2) naming the override."""
     parser = OverridesParser.create()
@@ -59,5 +67,6 @@ def parse_overrides(overrides: list[str]) -> list[Override]:
         try:
             parsed.extend(parser.parse_overrides([text]))
         except Exception as exc:  # hydra's OverrideParseException and friends
-            raise EvaluationError(f"cannot parse override {text!r}: {str(exc).splitlines()[0]}") from exc
+            raise EvaluationError(tr("cannot parse override {text!r}: {error}", text=text,
+                                     error=str(exc).splitlines()[0])) from exc
     return parsed

@@ -1,16 +1,34 @@
-"""A Hydra composition error about one override -> an Issue on that key, with Hydra's own advice."""
+"""A Hydra composition error about one override -> an Issue on that key, with Hydra's own advice.
+
+A key that is missing from the tree is explained from verl's key history when another release (or
+another entry point's config) has it; a key verl's config dataclass would reject gets no ``+key`` advice.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Optional
 
 from hydra.core.override_parser.types import Override
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from ..catalog import OTC, universe
+from ..catalog import OTC, universe, verl_keys
 from ..errors import Issue
+from ..i18n import tr
+from ..resolve._history import group_option_issue, has_path, history_issue, keys_at, rejected_issue
 from ..resolve._suggest import nearest
 from ..rules._base import error
+from ._argv import split_override
+from ._dataclasses import DataclassIndex
+
+
+@dataclass(frozen=True)
+class KeyContext:
+    """What explains a missing key: the release checked, the config composed, verl's dataclasses."""
+
+    version: str
+    config_name: str = verl_keys.BASE
+    dataclasses: Optional[DataclassIndex] = None
 
 
 def _value_text(override: Override) -> str:
@@ -18,70 +36,109 @@ def _value_text(override: Override) -> str:
     return text.split("=", 1)[1] if "=" in text else ""
 
 
-def issue_for_failure(message: str, override: Override, base: Optional[DictConfig]) -> Issue:
+def issue_for_failure(message: str, override: Override, base: Optional[DictConfig],
+                      context: Optional[KeyContext] = None) -> Issue:
     key = override.key_or_group
     value = _value_text(override)
+    arg = override.input_line or key
     first = message.strip().splitlines()[0] if message.strip() else message
     if first.startswith("Ambiguous value"):
         return error(
-            key, f"{value} is a Hydra sweep (several runs), not one value", "hydra-sweep",
-            hint="quote the value so that the shell hands Hydra one string (Hydra's advice: key='value1,value2')",
+            key, tr("{value} is a Hydra sweep (several runs), not one value", value=value), "hydra-sweep",
+            hint=tr("quote the value so that the shell hands Hydra one string (Hydra's advice: key='value1,value2')"),
             override=f"{override.input_line.split('=')[0]}='\"{value}\"'",
         )
     if "Could not find" in first or "Could not load" in first:
-        return _group_issue(key, value, message)
+        return _group_issue(key, value, message, arg, context)
+    if "appears more than once in the final defaults list" in first:
+        return error(key, tr("'{arg}' adds a second '{key}': the config already selects one", arg=arg, key=key),
+                     "hydra-append", hint=tr("Hydra: write {key}=value to change a config group's selection", key=key),
+                     override=f"{key}={value}")
     if "An item is already at" in message or "Could not append" in message:
         return error(
-            key, f"'{key}' already exists, so '+' cannot add it", "hydra-append",
-            hint="Hydra: use key=value to override an existing key, or ++key=value to add or override",
+            key, tr("'{key}' already exists, so '+' cannot add it", key=key), "hydra-append",
+            hint=tr("Hydra: use key=value to override an existing key, or ++key=value to add or override"),
             override=f"++{key}={value}",
         )
     if "Could not delete" in message:
-        return error(key, f"'~{key}' removes a key that does not exist", "hydra-delete")
+        return error(key, tr("'~{key}' removes a key that does not exist", key=key), "hydra-delete",
+                     hint=tr("delete the argument '{arg}' instead", arg=arg))
     if "Could not override" in first:
-        return _missing_key_issue(key, value, base)
+        return _missing_key_issue(key, value, arg, base, context)
     return error(key, first, "hydra")
 
 
-def _missing_key_issue(key: str, value: str, base: Optional[DictConfig]) -> Issue:
+def _missing_key_issue(key: str, value: str, arg: str, base: Optional[DictConfig],
+                       context: Optional[KeyContext]) -> Issue:
     parent, _, leaf = key.rpartition(".")
+    if context is not None and "." not in key and verl_keys.group_options(key).get(value):
+        return group_option_issue(key, value, arg, verl_keys.group_options(key)[value], context.version, [])
+    if context is not None and f".{OTC}." not in f".{key}":
+        anchor = _first_missing(base, key)
+        explained = verl_keys.explain(anchor, context.version, context.config_name)
+        if explained is not None:
+            return history_issue(key, value, arg, explained, context.version, context.config_name,
+                                 exists=lambda path: _exists(base, path))
+        if base is not None and context.dataclasses is not None:
+            verdict = context.dataclasses.verdict(base, key)
+            if verdict.kind == "rejected":
+                return rejected_issue(key, arg, verdict, context.version, _keys_at(base, verdict.at.rpartition(".")[0]))
     siblings = _keys_at(base, parent)
     near = nearest(leaf, siblings) if siblings else None
     if parent.endswith(OTC):
         near = near or nearest(leaf, universe.known_otc_keys())
         if leaf in universe.known_otc_keys():
             return error(
-                key, f"'{leaf}' is not in verl's default override_transformer_config, so it needs '+'",
-                "hydra-missing-plus", hint="Hydra: to append to your config use +key=value",
+                key, tr("'{leaf}' is not in verl's default override_transformer_config, so it needs '+'", leaf=leaf),
+                "hydra-missing-plus", hint=tr("Hydra: to append to your config use +key=value"),
                 override=f"+{key}={value}",
             )
     if near and near != leaf:
         fixed = f"{parent}.{near}" if parent else near
         return error(
-            key, f"unknown key '{leaf}'; did you mean '{near}'?", "unknown-key", suggestion=fixed,
-            override=(f"{fixed}={value}" if near in siblings else f"+{fixed}={value}"),
+            key, tr("unknown key '{leaf}'; did you mean '{near}'?", leaf=leaf, near=near), "unknown-key",
+            suggestion=fixed, override=(f"{fixed}={value}" if near in siblings else f"+{fixed}={value}"),
         )
     return error(
-        key, f"'{key}' is not in verl's config", "hydra-missing-plus",
-        hint="Hydra: to append to your config use +key=value (check the spelling first: verl may reject it later)",
+        key, tr("'{key}' is not in verl's config", key=key), "hydra-missing-plus",
+        hint=tr("Hydra: to append to your config use +key=value (check the spelling first: verl may reject it later)"),
         override=f"+{key}={value}",
     )
 
 
-def _keys_at(base: Optional[DictConfig], parent: str) -> list[str]:
+def _first_missing(base: Optional[DictConfig], key: str) -> str:
+    """The shortest prefix of ``key`` that ``base`` lacks (the key itself when ``base`` is unknown)."""
     if base is None:
-        return []
-    node: Any = OmegaConf.select(base, parent) if parent else base
-    return [str(k) for k in node.keys()] if isinstance(node, DictConfig) else []
+        return key
+    parts = key.split(".")
+    for n in range(1, len(parts) + 1):
+        head = ".".join(parts[:n])
+        if not _exists(base, head):
+            return head
+    return key
 
 
-def _group_issue(key: str, value: str, message: str) -> Issue:
+def _exists(base: Optional[DictConfig], path: str) -> bool:
+    return base is not None and has_path(base, path)
+
+
+def _keys_at(base: Optional[DictConfig], parent: str) -> list[str]:
+    return [] if base is None else keys_at(base, parent)
+
+
+def _group_issue(key: str, value: str, message: str, arg: str, context: Optional[KeyContext]) -> Issue:
     options = [line.strip() for line in message.splitlines() if line.startswith("\t") and "=" not in line]
     options = [o for o in options if o and not o.startswith("provider")]
+    if context is not None:
+        releases = verl_keys.group_options(key).get(value)
+        if releases:
+            return group_option_issue(key, value, arg, releases, context.version, options)
     near = nearest(value, options) if options else None
-    hint = f"available: {', '.join(options)}" if options else ""
-    text = f"no config '{value}' in group '{key}'"
+    hint = tr("available: {options}", options=", ".join(options)) if options else ""
     if near:
-        text += f"; did you mean '{near}'?"
+        text = tr("no config '{value}' in group '{group}'; did you mean '{near}'?", value=value, group=key, near=near)
+    else:
+        text = tr("no config '{value}' in group '{group}'", value=value, group=key)
+    prefix = split_override(arg)[0] if arg.startswith("+") else ""
     return error(key, text, "hydra-group", hint=hint, suggestion=key if near else None,
-                 override=f"+{key}={near}" if near else None)
+                 override=f"{prefix}{key}={near}" if near else None)

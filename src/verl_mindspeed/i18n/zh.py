@@ -422,4 +422,135 @@ MESSAGES: dict[str, str] = {
     "{seen} is installed here but names no known release branch; checking against {release} (pass "
     "--mindspeed-release to choose)":
         "本机安装了 {seen}，但它不对应已知的发布分支；按 {release} 检查（可用 --mindspeed-release 指定）",
+    # --- compose/: verl's tree, entries, launch files, Hydra errors ---
+    "{name} needs a value": "{name} 需要一个值",
+    "cannot parse override {text!r}: {error}": "无法解析覆盖项 {text!r}：{error}",
+    "gave up after {n} failing overrides": "已有 {n} 个覆盖项失败，停止重试",
+    "config dir {path}": "配置目录 {path}",
+    "verl config directory not found: {path}": "找不到 verl 配置目录：{path}",
+    "{path} does not exist here; checked against verl {version}'s {folder}":
+        "{path} 在本机不存在；已改用 verl {version} 的 {folder} 检查",
+    "--verl-config-dir and --verl-version choose the tree two ways; give one":
+        "--verl-config-dir 与 --verl-version 都在指定配置树，只能给一个",
+    "config name {name!r} not found in {folder}; available: {options}":
+        "{folder} 中没有配置 {name!r}；可用：{options}",
+    "verl is not installed in this Python; install it, pass --verl-version to check against a release from PyPI, "
+    "or pass --verl-config-dir pointing at verl/trainer/config":
+        "当前 Python 未安装 verl；请安装，或用 --verl-version 按 PyPI 上的某个版本检查，"
+        "或用 --verl-config-dir 指向 verl/trainer/config",
+    "Hydra could not compose the config: {error}": "Hydra 无法组合配置：{error}",
+    " (recipes are not part of verl's wheel: check against a verl source checkout that has them)":
+        "（recipe 不在 verl 的 wheel 中：请对照包含它们的 verl 源码检出检查）",
+    "entry module {module} is not part of verl {version}{hint}; Megatron entries there: {known}":
+        "入口模块 {module} 不属于 verl {version}{hint}；其中的 Megatron 入口：{known}",
+    "{module} ({path}) declares no @hydra.main entry": "{module}（{path}）没有声明 @hydra.main 入口",
+    "'{key}' is not in verl's config": "verl 的配置中没有 '{key}'",
+    "available: {options}": "可用：{options}",
+    "no config '{value}' in group '{group}'; did you mean '{near}'?":
+        "配置组 '{group}' 中没有 '{value}'；是否想写 '{near}'？",
+    "no config '{value}' in group '{group}'": "配置组 '{group}' 中没有 '{value}'",
+    "{value} is a Hydra sweep (several runs), not one value": "{value} 是 Hydra 的多值扫描（会运行多次），不是单个值",
+    "'{arg}' adds a second '{key}': the config already selects one": "'{arg}' 会再添加一个 '{key}'：配置已选择了一个",
+    "'{key}' already exists, so '+' cannot add it": "'{key}' 已存在，不能用 '+' 添加",
+    "'~{key}' removes a key that does not exist": "'~{key}' 删除的是一个不存在的键",
+    "unknown key '{leaf}'; did you mean '{near}'?": "未知键 '{leaf}'；是否想写 '{near}'？",
+    "Hydra: to append to your config use +key=value (check the spelling first: verl may reject it later)":
+        "Hydra：向配置追加键请用 +key=value（请先核对拼写：verl 之后可能拒绝它）",
+    "quote the value so that the shell hands Hydra one string (Hydra's advice: key='value1,value2')":
+        "给值加引号，让 shell 把它作为一个字符串交给 Hydra（Hydra 的建议：key='value1,value2'）",
+    "Hydra: write {key}=value to change a config group's selection": "Hydra：修改配置组的选择请写 {key}=value",
+    "Hydra: use key=value to override an existing key, or ++key=value to add or override":
+        "Hydra：覆盖已有键用 key=value，添加或覆盖用 ++key=value",
+    "delete the argument '{arg}' instead": "请改为删除参数 '{arg}'",
+    "'{leaf}' is not in verl's default override_transformer_config, so it needs '+'":
+        "verl 默认的 override_transformer_config 中没有 '{leaf}'，因此需要 '+'",
+    "Hydra: to append to your config use +key=value": "Hydra：向配置追加键请用 +key=value",
+    "{path}: no 'python3 -m <module> ...' launch line found": "{path}：找不到 'python3 -m <模块> ...' 启动命令行",
+    "${name} is not set (no value in the script or the environment, no default): the argument becomes '{arg}'":
+        "${name} 未设置（脚本和环境中都没有值，也没有默认值）：参数变成了 '{arg}'",
+    "set {name} in the environment or give it a default in the script: ${{{name}:-value}}":
+        "请在环境中设置 {name}，或在脚本中给出默认值：${{{name}:-value}}",
+    "{text} is not run by the check; the argument is checked as '{arg}'": "检查不会执行 {text}；按 '{arg}' 检查该参数",
+    "cannot read {path}: {error}": "无法读取 {path}：{error}",
+    "verl {version} is not in the cache ({cache}) and could not be downloaded from PyPI: {detail}":
+        "缓存（{cache}）中没有 verl {version}，且无法从 PyPI 下载：{detail}",
+    "cannot create the verl tree cache {path}: {error}": "无法创建 verl 配置树缓存 {path}：{error}",
+    "verl {version}'s wheel has no verl/trainer/config": "verl {version} 的 wheel 中没有 verl/trainer/config",
+    # --- resolve/_history.py: keys of other verl releases ---
+    "verl's MindSpeed-LLM engine": "verl 的 MindSpeed-LLM 引擎",
+    "delete the argument '{arg}' (a '~' removal fails too: the key does not exist)":
+        "删除参数 '{arg}'（用 '~' 删除同样会失败：该键不存在）",
+    "verl {version} has no '{key}'; verl {releases} have it": "verl {version} 没有 '{key}'；verl {releases} 有",
+    "{drop}; or check and run with one of those releases (--verl-version)": "{drop}；或改用这些版本之一检查和运行（--verl-version）",
+    "delete these arguments ({args}) and configure the engine this release has (model_engine=megatron keeps its "
+    "settings under actor_rollout_ref.actor.megatron); or check and run with verl {last} (--verl-version {last})":
+        "删除这些参数（{args}），改为配置本版本提供的引擎（model_engine=megatron 的设置位于 "
+        "actor_rollout_ref.actor.megatron 下）；或改用 verl {last} 检查和运行（--verl-version {last}）",
+    "'{label}' exists in verl {releases}, not in verl {version}": "'{label}' 存在于 verl {releases}，verl {version} 中没有",
+    "verl {version} converts '{parent}' into {target}, which has no field '{leaf}': verl stops with TypeError "
+    "(unexpected keyword argument) before training":
+        "verl {version} 会把 '{parent}' 转换为 {target}，而它没有字段 '{leaf}'：训练开始前 verl 会因 "
+        "TypeError（unexpected keyword argument）停止",
+    "{n} arguments belong to the config {label} of the entry {entry} (verl {releases}), not to {config}":
+        "{n} 个参数属于入口 {entry} 的配置 {label}（verl {releases}），不属于 {config}",
+    "verl {version} has no '{key}': it exists in verl {releases} and was removed after {last}":
+        "verl {version} 没有 '{key}'：它存在于 verl {releases}，在 {last} 之后被移除",
+    "{drop}; or check and run with verl {last} (--verl-version {last})":
+        "{drop}；或改用 verl {last} 检查和运行（--verl-version {last}）",
+    "verl {version} has no '{key}': it was added in verl {first}": "verl {version} 没有 '{key}'：它在 verl {first} 中才加入",
+    "{drop}; or check and run with verl {first} or later (--verl-version {first})":
+        "{drop}；或改用 verl {first} 及以后的版本检查和运行（--verl-version {first}）",
+    "verl {version} has '{key}' in {base}, not in the config checked ({config})":
+        "verl {version} 的 {base} 中有 '{key}'，但所检查的配置（{config}）中没有",
+    "{drop}; or compose the Megatron trainer config (--config-name={base})":
+        "{drop}；或组合 Megatron 训练配置（--config-name={base}）",
+    "'{key}' belongs to {about} ({label}), which exists in verl {releases}, not in verl {version}":
+        "'{key}' 属于{about}（{label}），它存在于 verl {releases}，verl {version} 中没有",
+    "'{key}' belongs to the config {label} of the entry {entry} (verl {releases}), not to {config}":
+        "'{key}' 属于入口 {entry} 的配置 {label}（verl {releases}），不属于 {config}",
+    "check with --entry {entry} --config-name={label}, or {drop}": "请用 --entry {entry} --config-name={label} 检查，或{drop}",
+    "'{label}' ({about}) exists in verl {releases}, not in verl {version}; available: {options}":
+        "'{label}'（{about}）存在于 verl {releases}，verl {version} 中没有；可用：{options}",
+    "{n} arguments belong to {about} ({label}), which exists in verl {releases}, not in verl {version}":
+        "{n} 个参数属于{about}（{label}），它存在于 verl {releases}，verl {version} 中没有",
+    "verl {version} has no '{key}': it moved to '{target}' in verl {since}":
+        "verl {version} 没有 '{key}'：它在 verl {since} 中移到了 '{target}'",
+    " and {n} more": " 以及另外 {n} 个",
+    "{drop}; or check and run with verl {release} (--verl-version {release})":
+        "{drop}；或改用 verl {release} 检查和运行（--verl-version {release}）",
+    "{message}; did you mean '{near}'?": "{message}；是否想写 '{near}'？",
+    "{drop}; verl/utils/config.py omega_conf_to_dataclass instantiates {target} with every key of the section":
+        "{drop}；verl/utils/config.py 的 omega_conf_to_dataclass 会用该段的每个键实例化 {target}",
+    "check with --entry {entry} --config-name={label}": "请用 --entry {entry} --config-name={label} 检查",
+    "verl {since} and later read it at the new place; for verl {last} and older keep the old key (check with "
+    "--verl-version {last})":
+        "verl {since} 及以后在新位置读取它；verl {last} 及更早版本请保留旧键（用 --verl-version {last} 检查）",
+    "verl/utils/config.py omega_conf_to_dataclass instantiates {target} with every key of the section":
+        "verl/utils/config.py 的 omega_conf_to_dataclass 会用该段的每个键实例化 {target}",
+    "{n} arguments set keys under '{at}', but verl {version} converts '{parent}' into {target}, which has no field "
+    "'{leaf}': verl stops with TypeError (unexpected keyword argument) before training":
+        "{n} 个参数设置了 '{at}' 下的键，但 verl {version} 会把 '{parent}' 转换为 {target}，而它没有字段 '{leaf}'："
+        "训练开始前 verl 会因 TypeError（unexpected keyword argument）停止",
+    "delete these arguments ({args})": "删除这些参数（{args}）",
+    # --- resolve/_keys.py: unknown keys ---
+    "'{leaf}' is not a key of verl's '{parent}' section (verl does not read it); did you mean '{near}'?":
+        "'{leaf}' 不是 verl 的 '{parent}' 段中的键（verl 不会读取它）；是否想写 '{near}'？",
+    "unknown key '{name}'; did you mean '{near}'?": "未知键 '{name}'；是否想写 '{near}'？",
+    "'{name}' is not a MindSpeed, Megatron-LM or TransformerConfig option; passed through as is":
+        "'{name}' 不是 MindSpeed、Megatron-LM 或 TransformerConfig 的选项；按原样传递",
+    "MindSpeed and Megatron would never read '{name}'": "MindSpeed 和 Megatron 都不会读取 '{name}'",
+    "check the spelling, or ignore if a newer release added it": "请核对拼写；若是新版本加入的选项，可忽略",
+    "verl fails when it turns this section into McoreEngineConfig": "verl 把这一段转换为 McoreEngineConfig 时会失败",
+    "'{name}' belongs in override_transformer_config, not directly under megatron":
+        "'{name}' 应放在 override_transformer_config 中，而不是直接放在 megatron 下",
+    "'{name}' is not a setting of verl's megatron engine config": "'{name}' 不是 verl megatron 引擎配置的设置项",
+    "write +{target}={value}": "请写 +{target}={value}",
+    "verl fails when it turns this section into McoreEngineConfig; the key may belong to another verl version":
+        "verl 把这一段转换为 McoreEngineConfig 时会失败；该键可能属于其他 verl 版本",
+    "'{key}' belongs to {about}, which this launch does not select ({label})":
+        "'{key}' 属于{about}，但本次启动没有选择它（{label}）",
+    "add the argument {label}, or {drop}": "请添加参数 {label}，或{drop}",
+    "{n} arguments belong to {about}, which this launch does not select ({label})":
+        "{n} 个参数属于{about}，但本次启动没有选择它（{label}）",
+    "add the argument {label}, or delete these arguments ({args})": "请添加参数 {label}，或删除这些参数（{args}）",
 }

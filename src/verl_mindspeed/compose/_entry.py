@@ -1,0 +1,147 @@
+"""verl's entry modules, read with ``ast`` (never imported): which config folder and name each one composes.
+
+``python3 -m verl.trainer.main_ppo`` runs ``@hydra.main(config_path="config", config_name="ppo_trainer")``;
+the experimental entries (``verl.experimental.one_step_off_policy.main_ppo``,
+``verl.experimental.fully_async_policy.fully_async_main``) and recipes (``recipe.dapo.main_dapo`` in a
+source checkout) declare their own folder and name the same way. Hydra resolves ``config_path`` and a
+command-line ``--config-path`` against the folder of the entry module.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Optional
+
+from ..errors import EvaluationError
+from ..i18n import tr
+
+DEFAULT_ENTRY = "verl.trainer.main_ppo"
+
+
+@dataclass(frozen=True)
+class Entry:
+    module: str
+    file: Path
+    config_dir: Path
+    """The entry's own ``config_path``, resolved against the module's folder."""
+    config_name: Optional[str]
+    """The entry's own ``config_name`` (what composes without ``--config-name``)."""
+
+
+def module_file(root: Path, module: str) -> Optional[Path]:
+    """The source file of a dotted module inside a tree (``a.b`` -> ``a/b.py`` or ``a/b/__init__.py``)."""
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_entry(root: Path, module: str, version: str) -> Entry:
+    """The ``@hydra.main`` arguments of ``module`` in the tree at ``root``; EvaluationError if it has none."""
+    path = module_file(root, module)
+    if path is None:
+        known = ", ".join(megatron_entries(root)) or "-"
+        hint = tr(" (recipes are not part of verl's wheel: check against a verl source checkout that has them)") \
+            if module.startswith("recipe.") else ""
+        raise EvaluationError(tr("entry module {module} is not part of verl {version}{hint}; Megatron entries there: "
+                                 "{known}", module=module, version=version, hint=hint, known=known))
+    found = _hydra_main(path)
+    if found is None:
+        raise EvaluationError(tr("{module} ({path}) declares no @hydra.main entry", module=module, path=path))
+    config_path, config_name = found
+    return Entry(module, path, resolve_config_path(root, path.parent, config_path), config_name)
+
+
+def resolve_config_path(root: Path, module_dir: Path, config_path: Optional[str]) -> Path:
+    """Hydra's reading of a ``config_path``: ``pkg://a.b`` inside the tree, ``file://`` or absolute as is,
+    anything else relative to the entry module's folder."""
+    if not config_path:
+        return module_dir
+    if config_path.startswith("pkg://"):
+        return root.joinpath(*config_path[len("pkg://"):].split("."))
+    if config_path.startswith("file://"):
+        config_path = config_path[len("file://"):]
+    path = Path(config_path)
+    return path if path.is_absolute() else (module_dir / path).resolve()
+
+
+def map_foreign_path(root: Path, path: str) -> Optional[Path]:
+    """An author's absolute config folder that does not exist here (``/home/me/verl/verl/trainer/config``),
+    mapped onto the same folder of the tree being checked: the longest tail that exists under ``root``."""
+    parts = PurePosixPath(path).parts
+    for start in range(1, len(parts)):
+        if parts[start] not in ("verl", "recipe"):
+            continue
+        candidate = root.joinpath(*parts[start:])
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+@lru_cache(maxsize=256)
+def _hydra_main(path: Path) -> Optional[tuple[Optional[str], Optional[str]]]:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for deco in node.decorator_list:
+            if isinstance(deco, ast.Call) and _is_hydra_main(deco.func):
+                return _main_args(deco)
+    return None
+
+
+def _is_hydra_main(func: ast.expr) -> bool:
+    if isinstance(func, ast.Attribute):
+        return func.attr == "main" and isinstance(func.value, ast.Name) and func.value.id == "hydra"
+    return isinstance(func, ast.Name) and func.id == "hydra_main"
+
+
+def _main_args(call: ast.Call) -> tuple[Optional[str], Optional[str]]:
+    values: dict[str, Optional[str]] = {"config_path": None, "config_name": None}
+    for name, arg in zip(("config_path", "config_name"), call.args):
+        values[name] = _literal(arg)
+    for kw in call.keywords:
+        if kw.arg in values:
+            values[kw.arg] = _literal(kw.value)
+    return values["config_path"], values["config_name"]
+
+
+def _literal(node: ast.expr) -> Optional[str]:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def megatron_entries(root: Path) -> list[str]:
+    """Entry modules of a tree whose config folder offers a Megatron trainer config (``*megatron*.yaml``)."""
+    found = []
+    for top in ("verl", "recipe"):
+        base = root / top
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*.py")):
+            if "hydra.main" not in _head(path):
+                continue
+            args = _hydra_main(path)
+            if args is None or (args[1] or "").startswith(("sft", "eval")):
+                continue
+            folder = resolve_config_path(root, path.parent, args[0])
+            if folder.is_dir() and any(folder.glob("*megatron*.yaml")):
+                found.append(".".join(path.relative_to(root).with_suffix("").parts))
+    return found
+
+
+def _head(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+__all__ = ["DEFAULT_ENTRY", "Entry", "map_foreign_path", "megatron_entries", "module_file", "read_entry",
+           "resolve_config_path"]

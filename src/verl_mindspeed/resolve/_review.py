@@ -1,0 +1,83 @@
+"""The last pass over a launch's issues: keys verl would reject, one issue per missing engine, pasteable fixes,
+and the file:line of each argument.
+
+``launch.resolve_launch`` calls :func:`review` once every issue is known (composition, model, resolver).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+from typing import Any, Optional, Sequence
+
+from ..compose._argv import split_override
+from ..errors import Issue, Location
+from ._history import group, occupied
+from ._keys import check_added_keys
+from ._suggest import value_fix
+
+
+def review(issues: Sequence[Issue], cfg: Any, argv: Sequence[str], tree: Any = None,
+           locations: Optional[Sequence[Optional[Location]]] = None) -> list[Issue]:
+    """``issues`` with the ``+``/``++`` keys verl's dataclasses would reject added (replacing the resolver's own
+    ``unknown-megatron-key`` on the same key), engine/entry issues merged, fixes completed, locations set."""
+    out = list(issues)
+    if tree is not None and cfg is not None:
+        added = check_added_keys(cfg, argv, tree)
+        explained = {i.key for i in added}
+        out = [i for i in out if not (i.rule == "unknown-megatron-key" and i.key in explained)]
+        have = {(i.key, i.rule) for i in out}
+        out = [*(i for i in added if (i.key, i.rule) not in have), *out]
+    out = group(out, _args_by_key(argv))
+    out = [_fix(i, cfg, argv) for i in out]
+    if locations:
+        out = [_locate(i, argv, locations) for i in out]
+    return out
+
+
+def _args_by_key(argv: Sequence[str]) -> dict[str, str]:
+    return {split_override(a)[1]: a for a in argv if not a.startswith("-")}
+
+
+def _fix(issue: Issue, cfg: Any, argv: Sequence[str]) -> Issue:
+    override = issue.override
+    if override is None and issue.rule == "value":
+        override = value_fix(issue.key, argv)
+    if override and override.startswith("+") and not override.startswith("++") and "." in override.partition("=")[0] \
+            and _exists(cfg, override[1:]):
+        override = "+" + override  # a preset (or the YAML) already set it: '+' would fail, '++' replaces
+    if override and not _one_shell_word(override):
+        override = shlex.quote(override)  # a value such as [8, 16] stays one argument when pasted into a script
+    return issue if override == issue.override else replace(issue, override=override)
+
+
+def _one_shell_word(text: str) -> bool:
+    """Whether the shell splits ``text`` into whole overrides (one, or several a rule asks for together)."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return False
+    return bool(words) and all("=" in w and " " not in w.partition("=")[0] for w in words)
+
+
+def _exists(cfg: Any, override: str) -> bool:
+    key = override.partition("=")[0]
+    return cfg is not None and bool(key) and occupied(cfg, key)
+
+
+def _locate(issue: Issue, argv: Sequence[str], locations: Sequence[Optional[Location]]) -> Issue:
+    if issue.location is not None:
+        return issue
+    for arg, where in reversed(list(zip(argv, locations))):
+        if where is None:
+            continue
+        if arg.startswith("-"):
+            if issue.key.startswith("-") and arg.partition("=")[0] == issue.key:
+                return replace(issue, location=where)
+            continue
+        if split_override(arg)[1] == issue.key:
+            return replace(issue, location=where)
+    return issue
+
+
+__all__ = ["review"]

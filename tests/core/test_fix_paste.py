@@ -1,0 +1,159 @@
+"""Fix lines are pasted back: after applying each printed fix to the same launch, the same check has no error on
+that key. A fix is an override that replaces the user's argument, or, for a key the release does not have,
+deleting the argument (the rules in ``DROP_RULES``; ``~key`` would fail on a key that does not exist). A fix
+line is shell text (it goes into a launch script), so it is split like one before it replaces the argument.
+
+Cases run in batches (one composition per batch, each key once), through the same pipeline as ``check``.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from test_suggest import TUNED
+from verl_mindspeed import catalog
+from verl_mindspeed.catalog import universe
+from verl_mindspeed.launch import evaluate
+from verl_mindspeed.resolve._history import DROP_RULES
+
+O = "actor_rollout_ref.actor.megatron.override_transformer_config"
+M = "actor_rollout_ref.actor.megatron"
+KEY_RULES = DROP_RULES | {"verl-key-moved", "unknown-key", "unknown-megatron-key", "value", "hydra", "hydra-append",
+                          "hydra-missing-plus", "hydra-group", "hydra-delete", "hydra-sweep"}
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=True"]
+
+
+def _key(arg: str) -> str:
+    return arg.lstrip("+~").partition("=")[0]
+
+
+def paste(argv: list[str], issue) -> list[str]:
+    out = list(argv)
+    index = max(i for i, arg in enumerate(out) if _key(arg) == issue.key)
+    if issue.override:
+        words = shlex.split(issue.override)  # a fix line is written for a shell script: one word there
+        assert len(words) == 1, issue.override
+        out[index] = words[0]
+    else:
+        assert issue.rule in DROP_RULES | {"hydra-delete"}, f"no fix for {issue.key}: {issue.message}"
+        del out[index]
+    return out
+
+
+def round_trip(lines: list[str], targets: list[str], **kw) -> None:
+    """Every target key has an error with a fix; pasting all fixes leaves no error on any of them."""
+    argv = [*BASE, *lines]
+    first = evaluate(argv, **kw)
+    by_key = {i.key: i for i in first.errors}
+    missing = [t for t in targets if t not in by_key]
+    assert not missing, f"no error on {missing}: {[(i.key, str(i.message)) for i in first.errors]}"
+    fixed = argv
+    for target in targets:
+        fixed = paste(fixed, by_key[target])
+    second = evaluate(fixed, **kw)
+    fixed_keys = {_key(a) for a in fixed} - {_key(a) for a in argv}
+    # no error is left on a key that had one; a pasted key may still meet a cross-field rule (say,
+    # num_layers_in_first_pipeline_stage needs PP > 1), but never one about the key or its value itself
+    left = [(i.key, str(i.message)) for i in second.errors
+            if i.key in targets or (i.key in fixed_keys and i.rule in KEY_RULES)]
+    assert not left, f"after pasting {[by_key[t].override for t in targets]}: {left}"
+
+
+def _value(name: str) -> str:
+    flag = catalog.flag(name, "otc")
+    if flag is not None:
+        return {"bool": "False", "int": "1", "layers": '"1"', "str_list": "[core_attn]"}.get(
+            flag.type, flag.choices[0] if flag.choices else "x")
+    spec = universe.mindspeed_args().get(name) or universe.megatron_training_args().get(name) or {}
+    return "False" if spec.get("action") else "1" if spec.get("type") == "int" else "x"
+
+
+def _batches(pairs, size=14):
+    batches: list[list] = [[]]
+    for typed, meant in pairs:
+        if len(batches[-1]) >= size or any(m == meant for _, m in batches[-1]):
+            batches.append([])
+        batches[-1].append((typed, meant))
+    return batches
+
+
+TYPOS = [(t, m) for t, m in TUNED if m]
+
+
+def test_typo_fixes_paste_back(base_cfg):
+    for batch in _batches(TYPOS):
+        round_trip([f"+{O}.{typed}={_value(meant)}" for typed, meant in batch], [f"{O}.{typed}" for typed, _ in batch])
+
+
+def test_value_fixes_paste_back(base_cfg):
+    lines = [f"++{O}.recompute_granularity=fulll", f"++{O}.recompute_method=unifrom", f"++{O}.recompute_num_layers=1",
+             f"+{O}.use_flash_attn=yes", f"+{O}.swap_optimizer=1", f"+{O}.use_distributed_optimizer=on",
+             f"+{O}.moe_token_dispatcher_type=alltoal", f"+{O}.use_fused_rmsnorm=Ture", f"+{O}.normalization=RMSNorm",
+             f"{M}.use_mbridge=yess"]
+    targets = [f"{O}.recompute_granularity", f"{O}.recompute_method", f"{O}.use_flash_attn", f"{O}.swap_optimizer",
+               f"{O}.use_distributed_optimizer", f"{O}.moe_token_dispatcher_type", f"{O}.use_fused_rmsnorm",
+               f"{M}.use_mbridge"]
+    round_trip(lines, targets)
+
+
+def test_structural_fixes_paste_back(base_cfg):
+    lines = [f"{O}.use_flash_attn=True",                        # needs '+'
+             f"+{M}.tensor_model_parallel_size=1",              # exists: '++'
+             f"{M}.tensor_model_paralel_size=1",                # typo without '+'
+             "model_engine=megatronn",                          # group option typo
+             f"+{O}.noop_layers=0,7",                           # a sweep: quote it
+             f"{M}.grad_offload=True",                          # removed after 0.9.0: delete
+             "actor_rollout_ref.actor.router_replay.mode=R3",   # moved under megatron in 0.9.1
+             "+actor_rollout_ref.rollout.rollout_world_size=8",  # RolloutConfig has no such field: delete
+             f"~{M}.param_offlaod",                             # '~' of a key that does not exist: delete
+             "async_training.staleness_threshold=0.5"]          # another entry's key: delete
+    targets = [f"{O}.use_flash_attn", f"{M}.tensor_model_parallel_size", f"{M}.tensor_model_paralel_size",
+               "model_engine", f"{O}.noop_layers", f"{M}.grad_offload", "actor_rollout_ref.actor.router_replay.mode",
+               "actor_rollout_ref.rollout.rollout_world_size", f"{M}.param_offlaod", "async_training.staleness_threshold"]
+    round_trip(lines, targets)
+
+
+def test_a_plus_fix_after_a_preset_is_plus_plus(base_cfg):
+    argv = [*BASE, "+mindspeed=dense", f"+{O}.use_flash_atn=True", f"+{O}.use_fused_swiglu=True"]
+    res = evaluate(argv)
+    fixes = {i.key: i.override for i in res.errors}
+    assert fixes[f"{O}.use_flash_atn"] == f"++{O}.use_flash_attn=True"    # the preset set it
+    assert fixes[f"{O}.use_fused_swiglu"] == f"++{O}.use_fused_swiglu=True"
+    round_trip(argv[len(BASE):], [f"{O}.use_flash_atn", f"{O}.use_fused_swiglu"])
+
+
+_FLAGS = sorted(f.name for f in catalog.flags("otc") if len(f.name) > 8)
+
+
+@st.composite
+def _typo(draw):
+    name = draw(st.sampled_from(_FLAGS))
+    i = draw(st.integers(1, len(name) - 2))
+    kind = draw(st.sampled_from(["drop", "swap", "double"]))
+    typed = {"drop": name[:i] + name[i + 1:], "swap": name[:i] + name[i + 1] + name[i] + name[i + 2:],
+             "double": name[:i] + name[i] + name[i:]}[kind]
+    return typed, name
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_typo(), min_size=3, max_size=8, unique_by=lambda t: t[1]))
+def test_random_typos_either_get_no_fix_or_a_fix_that_pastes_back(base_cfg, typos):
+    typos = [(t, m) for t, m in typos if t != m and t not in universe.known_otc_keys()]
+    argv = [*BASE, *(f"+{O}.{t}={_value(m)}" for t, m in typos)]
+    first = evaluate(argv)
+    with_fix = [f"{O}.{t}" for t, _ in typos
+                if any(i.key == f"{O}.{t}" and i.severity == "error" and i.override for i in first.issues)]
+    if with_fix:
+        round_trip(argv[len(BASE):], with_fix)
+
+
+def test_fix_lines_stay_whole_in_a_shell():
+    from verl_mindspeed.errors import Issue
+    from verl_mindspeed.resolve._review import review
+
+    issues = [Issue("error", "a.b", "m", override="+a.b=[8, 16]"), Issue("error", "c.d", "m", override="++c.d=1 ++e.f=2"),
+              Issue("error", "g.h", "m", override="g.h='\"0,7\"'")]
+    assert [i.override for i in review(issues, None, [])] == ["'+a.b=[8, 16]'", "++c.d=1 ++e.f=2", "g.h='\"0,7\"'"]
