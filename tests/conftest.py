@@ -56,7 +56,7 @@ def make_cfg(base_cfg):
 @pytest.fixture
 def resolve_cfg(base_cfg, make_cfg):
     """Resolve ``{key: value}`` settings against verl's real tree (known keys and defaults included)."""
-    from verl_mindspeed.resolve import resolve
+    from verl_mindspeed.resolver import resolve
 
     def run(settings: dict | None = None, **kw):
         tree = base_cfg.tree

@@ -26,9 +26,9 @@ _EXPORTS = {
     "Issue": "errors",
     "MindSpeedConfig": "schema",
     "TransformerOverrides": "schema",
-    "Resolution": "resolve",
-    "inject": "resolve",
-    "resolve": "resolve",
+    "Resolution": "resolver",
+    "inject": "resolver",
+    "resolve": "resolver",
 }
 
 

@@ -185,7 +185,7 @@ def repatch_calls(cfg: DictConfig, era: str, roles: Optional[list[str]] = None) 
     ``roles`` defaults to the roles verl builds (``need_reference_policy``/``need_critic``) that use
     the megatron strategy.
     """
-    from .resolve._roles import active_roles
+    from .resolver._roles import active_roles
 
     spec = ERAS[worker_mode(cfg, era)]
     if roles is None:

@@ -17,8 +17,8 @@ from .compose._script import LaunchFile, read_launch_file
 from .errors import EvaluationError, Issue, Location
 from .i18n import tr
 from .report import fix_line
-from .resolve import Resolution, resolve
-from .resolve._review import review
+from .resolver import Resolution, resolve
+from .resolver._review import review
 from .rules._base import issue
 
 

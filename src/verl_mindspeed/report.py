@@ -12,7 +12,7 @@ from . import catalog
 from .errors import Issue
 
 if TYPE_CHECKING:
-    from .resolve import Resolution
+    from .resolver import Resolution
 
 ROLE_ORDER = ("actor", "ref", "critic")
 

@@ -198,7 +198,7 @@ class Judge:
     def _inject(composed, argv, tree, model_dir):
         """The config after the project's injection (forced when it has errors, to see that upstream fails too)."""
         from verl_mindspeed.launch import resolve_launch
-        from verl_mindspeed.resolve import inject
+        from verl_mindspeed.resolver import inject
 
         given = copy.deepcopy(composed)
         inject(given, resolve_launch(given, argv, tree, "conformance", model_config=model_dir), force=True)

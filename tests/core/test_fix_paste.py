@@ -17,7 +17,7 @@ from test_suggest import TUNED
 from verl_mindspeed import catalog
 from verl_mindspeed.catalog import universe
 from verl_mindspeed.launch import evaluate
-from verl_mindspeed.resolve._history import DROP_RULES
+from verl_mindspeed.resolver._history import DROP_RULES
 
 O = "actor_rollout_ref.actor.megatron.override_transformer_config"
 M = "actor_rollout_ref.actor.megatron"
@@ -152,7 +152,7 @@ def test_random_typos_either_get_no_fix_or_a_fix_that_pastes_back(base_cfg, typo
 
 def test_fix_lines_stay_whole_in_a_shell():
     from verl_mindspeed.errors import Issue
-    from verl_mindspeed.resolve._review import review
+    from verl_mindspeed.resolver._review import review
 
     issues = [Issue("error", "a.b", "m", override="+a.b=[8, 16]"), Issue("error", "c.d", "m", override="++c.d=1 ++e.f=2"),
               Issue("error", "g.h", "m", override="g.h='\"0,7\"'")]

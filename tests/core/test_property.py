@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 from verl_mindspeed import catalog
 from verl_mindspeed.launch import evaluate
 from verl_mindspeed.errors import EvaluationError
-from verl_mindspeed.resolve import resolve
+from verl_mindspeed.resolver import resolve
 
 PREFIXES = [
     "actor_rollout_ref.actor.megatron.override_transformer_config",

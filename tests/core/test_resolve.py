@@ -8,7 +8,7 @@ import pytest
 from omegaconf import OmegaConf
 from pytest import param
 
-from verl_mindspeed.resolve import inject, resolve
+from verl_mindspeed.resolver import inject, resolve
 
 M = "actor_rollout_ref.actor.megatron."
 O = M + "override_transformer_config."

@@ -1,6 +1,6 @@
 """Did-you-mean: precision and recall on tables of realistic typos, value fixes, the matcher's tiers.
 
-``TUNED`` is the table the synonyms and spelling variants of ``resolve/_suggest.py`` were written against;
+``TUNED`` is the table the synonyms and spelling variants of ``resolver/_suggest.py`` were written against;
 ``HELD_OUT`` was written afterwards and never tuned on, so its figures say how the matcher does on typos it
 has not seen. Precision: suggestions that name the intended key / suggestions made. Recall: intended keys
 suggested / entries that have one. An entry whose intended key is None must get no suggestion (any
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from verl_mindspeed.catalog import flags, universe
-from verl_mindspeed.resolve._suggest import fix_value, nearest, synonyms, value_fix, words
+from verl_mindspeed.resolver._suggest import fix_value, nearest, synonyms, value_fix, words
 
 TUNED = [
     # fused attention

@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
 from verl_mindspeed.compose import Composition, compose_argv
 from verl_mindspeed.eras import era_of_tree
-from verl_mindspeed.resolve import Resolution, inject, resolve
+from verl_mindspeed.resolver import Resolution, inject, resolve
 
 A = ROLE_PREFIXES["actor"]
 R = ROLE_PREFIXES["ref"]

@@ -12,7 +12,7 @@ from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
 from verl_mindspeed.launch import evaluate
 from verl_mindspeed.compose import compose_argv
 from verl_mindspeed.integrations import presets
-from verl_mindspeed.resolve import resolve
+from verl_mindspeed.resolver import resolve
 
 A, R = ROLE_PREFIXES["actor"], ROLE_PREFIXES["ref"]
 PRESETS = sorted(CASES)

@@ -108,7 +108,7 @@ def test_resolving_again_changes_nothing(verl_tree, case):
 
 
 def run_again(r):
-    from verl_mindspeed.resolve import inject, resolve
+    from verl_mindspeed.resolver import inject, resolve
 
     res = resolve(r.cfg, known_megatron_keys=r.comp.tree.known_megatron_keys, otc_defaults=r.comp.tree.otc_defaults,
                   era=vv.era_of_tree(r.comp.tree.config_dir))
@@ -162,7 +162,7 @@ def test_every_preset(verl_tree, preset):
     composed = {role: otc(r.cfg, role) for role in ROLES}
     if preset != "validate":
         assert composed["actor"] != r.defaults, "the preset set nothing in the actor's dict"
-    from verl_mindspeed.resolve import inject
+    from verl_mindspeed.resolver import inject
 
     inject(r.cfg, r.res)
     actor = otc(r.cfg, "actor")

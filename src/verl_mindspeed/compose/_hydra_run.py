@@ -14,7 +14,7 @@ from typing import Optional
 
 from omegaconf import DictConfig, OmegaConf
 
-from ..resolve._history import has_path, occupied
+from ..resolver._history import has_path, occupied
 
 
 def base_config(config_dir: Path, name: str, remaining: list, extra: list[str]) -> Optional[DictConfig]:

@@ -476,7 +476,7 @@ MESSAGES: dict[str, str] = {
         "缓存（{cache}）中没有 verl {version}，且无法从 PyPI 下载：{detail}",
     "cannot create the verl tree cache {path}: {error}": "无法创建 verl 配置树缓存 {path}：{error}",
     "verl {version}'s wheel has no verl/trainer/config": "verl {version} 的 wheel 中没有 verl/trainer/config",
-    # --- resolve/_history.py: keys of other verl releases ---
+    # --- resolver/_history.py: keys of other verl releases ---
     "verl's MindSpeed-LLM engine": "verl 的 MindSpeed-LLM 引擎",
     "delete the argument '{arg}' (a '~' removal fails too: the key does not exist)":
         "删除参数 '{arg}'（用 '~' 删除同样会失败：该键不存在）",
@@ -532,7 +532,7 @@ MESSAGES: dict[str, str] = {
         "{n} 个参数设置了 '{at}' 下的键，但 verl {version} 会把 '{parent}' 转换为 {target}，而它没有字段 '{leaf}'："
         "训练开始前 verl 会因 TypeError（unexpected keyword argument）停止",
     "delete these arguments ({args})": "删除这些参数（{args}）",
-    # --- resolve/_keys.py: unknown keys ---
+    # --- resolver/_keys.py: unknown keys ---
     "'{leaf}' is not a key of verl's '{parent}' section (verl does not read it); did you mean '{near}'?":
         "'{leaf}' 不是 verl 的 '{parent}' 段中的键（verl 不会读取它）；是否想写 '{near}'？",
     "unknown key '{name}'; did you mean '{near}'?": "未知键 '{name}'；是否想写 '{near}'？",

@@ -77,7 +77,7 @@ def validate_and_inject(cfg: DictConfig, overrides: list[str], *, release: Optio
     from ..launch import resolve_launch
     from ..compose import find_verl_tree
     from ..errors import EvaluationError
-    from ..resolve import inject
+    from ..resolver import inject
 
     try:
         tree = find_verl_tree()

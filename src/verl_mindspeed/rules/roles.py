@@ -78,7 +78,7 @@ def legacy_critic_groups(roles: dict[str, RoleView], ctx: Context) -> Iterable[I
       cites="mindspeed/megatron_adaptor.py repatch; verl eras (see eras.py)")
 def role_switches_differ(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
     """MindSpeed switches are process-wide: a switch one role sets reaches every role of the process."""
-    from ..resolve._finalize import is_process_wide
+    from ..resolver._finalize import is_process_wide
 
     spec = ctx.era
     if spec is None or "actor" not in roles:
@@ -116,7 +116,7 @@ def ref_lost_inherited(roles: dict[str, RoleView], ctx: Context) -> Iterable[Iss
     ref, actor = roles.get("ref"), roles.get("actor")
     if ref is None or actor is None or ctx.config is None:
         return
-    from ..resolve._roles import inherits_actor_otc
+    from ..resolver._roles import inherits_actor_otc
 
     if inherits_actor_otc(ctx.config, "ref"):
         return
@@ -144,7 +144,7 @@ def critic_engine_07(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue
 def no_repatch(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
     """MindSpeed 2.1.0 cannot run under verl: its config wrapper needs megatron.training's global args."""
     from ..catalog import universe
-    from ..resolve._finalize import is_process_wide
+    from ..resolver._finalize import is_process_wide
 
     if universe.has_repatch(ctx.release):
         return

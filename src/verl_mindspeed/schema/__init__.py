@@ -23,7 +23,7 @@ from typing import Any, Literal, Union
 
 from ..catalog import OTC, ROLE_PREFIXES
 from ..errors import ConfigError
-from ..resolve._normalize import normalize
+from ..resolver._normalize import normalize
 from ._generated import MegatronSettings, MindSpeedConfigFields, TransformerOverrides
 
 
