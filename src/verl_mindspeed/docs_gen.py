@@ -18,10 +18,10 @@ HEADER = "<!-- Generated from src/verl_mindspeed/catalog by `python -m verl_mind
 
 
 def annotation(flag: Flag) -> str:
-    """The Python type of a flag, as written in the generated schema."""
+    """The Python type of a flag, as written in the generated schema (constraints as pydantic ``Field``)."""
     base = {
         "bool": "bool",
-        "int": "int",
+        "int": f"Annotated[int, Field(ge={flag.minimum})]" if flag.minimum is not None else "int",
         "str": f"Literal[{', '.join(repr(c) for c in flag.choices)}]" if flag.choices else "str",
         "layers": "Union[str, int, list[int]]",
         "str_list": f"list[Literal[{', '.join(repr(c) for c in flag.choices)}]]",
@@ -46,7 +46,9 @@ def schema_source() -> str:
         "from __future__ import annotations",
         "",
         "from dataclasses import dataclass, field",
-        "from typing import Literal, Optional, Union",
+        "from typing import Annotated, Literal, Optional, Union",
+        "",
+        "from pydantic import Field",
         "",
         "from ._base import SchemaBase",
         "",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Iterable, Literal, Optional
 
-from .i18n import render
+from .i18n import render, tr
 
 Severity = Literal["error", "warning", "note"]
 
@@ -61,8 +61,12 @@ class ConfigError(ValueError):
 
     def __init__(self, issues: Iterable[Issue]):
         self.issues = [i for i in issues if i.severity == "error"]
-        lines = "\n".join(f"  - {i.line()}" for i in self.issues)
-        super().__init__(f"{len(self.issues)} MindSpeed configuration error(s):\n{lines}")
+        super().__init__(self.render("en"))
+
+    def render(self, lang: str = "en") -> str:
+        """The message in ``lang``: a count, then one line per error."""
+        head = render(tr("{n} MindSpeed configuration error(s):", n=len(self.issues)), lang)
+        return "\n".join([head, *(f"  - {i.line(lang)}" for i in self.issues)])
 
 
 class EvaluationError(RuntimeError):

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Literal, Union
 
 from ..catalog import OTC, ROLE_PREFIXES
-from ..errors import ConfigError
+from ..errors import ConfigError, Issue
+from ..i18n import tr
 from ..resolver._normalize import normalize
 from ._generated import MegatronSettings, MindSpeedConfigFields, TransformerOverrides
 
@@ -44,7 +46,18 @@ class MindSpeedConfig(MindSpeedConfigFields):
     """A role's Megatron settings with MindSpeed's flags, typed and validated."""
 
     def __post_init__(self) -> None:
-        problems = self.problems() + self.override_transformer_config.problems(f"{OTC}.")
+        problems = self.problems()
+        otc = self.override_transformer_config
+        if isinstance(otc, Mapping):  # a plain dict is accepted and validated like TransformerOverrides(**dict)
+            try:
+                self.override_transformer_config = TransformerOverrides(**{str(k): v for k, v in otc.items()})
+            except ConfigError as exc:
+                problems += [dataclasses.replace(i, key=f"{OTC}.{i.key}") for i in exc.issues]
+        elif isinstance(otc, TransformerOverrides):
+            problems += otc.problems(f"{OTC}.")
+        else:
+            problems.append(Issue("error", OTC, tr("override_transformer_config must be a TransformerOverrides or a "
+                                                   "dict, got {type}", type=type(otc).__name__), rule="schema"))
         if problems:
             raise ConfigError(problems)
 

@@ -6,7 +6,9 @@ run ``python -m verl_mindspeed.docs_gen``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
+
+from pydantic import Field
 
 from ._base import SchemaBase
 
@@ -15,10 +17,10 @@ from ._base import SchemaBase
 class TransformerOverrides(SchemaBase):
     """Keys under ``<role>.megatron.override_transformer_config``."""
 
-    num_layers_in_first_pipeline_stage: Optional[int] = None
+    num_layers_in_first_pipeline_stage: Optional[Annotated[int, Field(ge=1)]] = None
     """Layers on the first pipeline stage when the split is uneven. Feeds TransformerConfig.num_layers_in_first_pipeline_stage. Default: unset."""
 
-    num_layers_in_last_pipeline_stage: Optional[int] = None
+    num_layers_in_last_pipeline_stage: Optional[Annotated[int, Field(ge=1)]] = None
     """Layers on the last pipeline stage when the split is uneven. Feeds TransformerConfig.num_layers_in_last_pipeline_stage. Default: unset."""
 
     sequence_parallel: Optional[bool] = None
@@ -30,13 +32,13 @@ class TransformerOverrides(SchemaBase):
     swap_optimizer: Optional[bool] = None
     """Swap optimizer states to the host; needs the distributed optimizer. Feeds MindSpeed --swap-optimizer. Default: unset."""
 
-    swap_optimizer_times: Optional[int] = None
+    swap_optimizer_times: Optional[Annotated[int, Field(ge=1)]] = None
     """Number of slices each swap moves the optimizer states in. Feeds MindSpeed --swap-optimizer-times. Default: `16`, MindSpeed."""
 
     noop_layers: Optional[Union[str, int, list[int]]] = None
     """Indices of the no-op layers; MindSpeed reads only a digit string such as "0,127". Feeds MindSpeed --noop-layers. Default: unset."""
 
-    num_layers: Optional[int] = None
+    num_layers: Optional[Annotated[int, Field(ge=1)]] = None
     """Total layer count including the no-op layers. Feeds TransformerConfig.num_layers. Default: derived from the HF model by verl's bridge."""
 
     recompute_granularity: Optional[Literal['full', 'selective']] = None
@@ -45,13 +47,13 @@ class TransformerOverrides(SchemaBase):
     recompute_method: Optional[Literal['uniform', 'block']] = None
     """How full recompute picks layers: uniform chunks or the first N layers of each stage. Feeds TransformerConfig.recompute_method. Default: unset."""
 
-    recompute_num_layers: Optional[int] = None
+    recompute_num_layers: Optional[Annotated[int, Field(ge=1)]] = None
     """Layers per chunk (uniform) or per stage (block) for full recompute. Feeds TransformerConfig.recompute_num_layers. Default: unset."""
 
     recompute_modules: Optional[list[Literal['core_attn', 'moe_act', 'layernorm', 'mla_up_proj', 'mlp', 'moe', 'shared_experts']]] = None
     """Submodules recomputed by selective recompute. Feeds TransformerConfig.recompute_modules. Default: `('core_attn',)`, verl's engine/megatron.yaml."""
 
-    context_parallel_size: Optional[int] = None
+    context_parallel_size: Optional[Annotated[int, Field(ge=1)]] = None
     """The CP size MindSpeed's patches read; must equal megatron.context_parallel_size. Feeds MindSpeed --context-parallel-size. Default: copied from megatron.context_parallel_size by verl 0.8+ and by this tool."""
 
     moe_permutation_async_comm: Optional[bool] = None
@@ -69,19 +71,19 @@ class TransformerOverrides(SchemaBase):
     multi_head_latent_attention: Optional[bool] = None
     """MindSpeed's MLA switch; needs kv_lora_rank, v_head_dim, qk_rope_head_dim, qk_nope_head_dim. Feeds MindSpeed --multi-head-latent-attention. Default: unset."""
 
-    q_lora_rank: Optional[int] = None
+    q_lora_rank: Optional[Annotated[int, Field(ge=1)]] = None
     """Query low-rank dimension (null: no query compression). Feeds MindSpeed --q-lora-rank. Default: unset."""
 
-    kv_lora_rank: Optional[int] = None
+    kv_lora_rank: Optional[Annotated[int, Field(ge=1)]] = None
     """Key/value low-rank dimension. Feeds MindSpeed --kv-lora-rank. Default: unset."""
 
-    qk_rope_head_dim: Optional[int] = None
+    qk_rope_head_dim: Optional[Annotated[int, Field(ge=1)]] = None
     """Per-head dimension that carries RoPE. Feeds MindSpeed --qk-rope-head-dim. Default: unset."""
 
-    qk_nope_head_dim: Optional[int] = None
+    qk_nope_head_dim: Optional[Annotated[int, Field(ge=1)]] = None
     """Per-head dimension without RoPE. Feeds MindSpeed --qk-nope-head-dim. Default: unset."""
 
-    v_head_dim: Optional[int] = None
+    v_head_dim: Optional[Annotated[int, Field(ge=1)]] = None
     """Per-head value dimension. Feeds MindSpeed --v-head-dim. Default: unset."""
 
     use_flash_attn: Optional[bool] = None
@@ -123,10 +125,10 @@ class TransformerOverrides(SchemaBase):
     context_parallel_algo: Optional[Literal['megatron_cp_algo', 'ulysses_cp_algo', 'hybrid_cp_algo', 'kvallgather_cp_algo', 'adaptive_cp_algo', 'hybrid_adaptive_cp_algo']] = None
     """Context-parallel algorithm; kvallgather_cp_algo needs MindSpeed 26.0.0 or later. Feeds MindSpeed --context-parallel-algo. Default: `'megatron_cp_algo'`, MindSpeed."""
 
-    ulysses_degree_in_cp: Optional[int] = None
+    ulysses_degree_in_cp: Optional[Annotated[int, Field(ge=1)]] = None
     """Ulysses degree inside the CP group for hybrid_cp_algo. Feeds MindSpeed --ulysses-degree-in-cp. Default: unset."""
 
-    cp_window_size: Optional[int] = None
+    cp_window_size: Optional[Annotated[int, Field(ge=1)]] = None
     """Ring attention window for megatron_cp_algo; in [1, CP) and a divisor of CP. Feeds MindSpeed --cp-window-size. Default: `1`."""
 
 
@@ -134,25 +136,25 @@ class TransformerOverrides(SchemaBase):
 class MegatronSettings(SchemaBase):
     """Keys directly under ``<role>.megatron``."""
 
-    tensor_model_parallel_size: Optional[int] = None
+    tensor_model_parallel_size: Optional[Annotated[int, Field(ge=1)]] = None
     """Number of devices each layer's matrices are split across. Feeds megatron --tensor-model-parallel-size. Default: `1`, verl's engine/megatron.yaml."""
 
-    pipeline_model_parallel_size: Optional[int] = None
+    pipeline_model_parallel_size: Optional[Annotated[int, Field(ge=1)]] = None
     """Number of pipeline stages. Feeds megatron --pipeline-model-parallel-size. Default: `1`, verl's engine/megatron.yaml."""
 
-    virtual_pipeline_model_parallel_size: Optional[int] = None
+    virtual_pipeline_model_parallel_size: Optional[Annotated[int, Field(ge=1)]] = None
     """Model chunks per pipeline stage (interleaved schedule); null = off. Feeds megatron --virtual-pipeline-model-parallel-size. Default: verl's engine/megatron.yaml."""
 
-    expert_model_parallel_size: Optional[int] = None
+    expert_model_parallel_size: Optional[Annotated[int, Field(ge=1)]] = None
     """Number of devices the experts are spread across. Feeds megatron --expert-model-parallel-size. Default: `1`, verl's engine/megatron.yaml."""
 
-    expert_tensor_parallel_size: Optional[int] = None
+    expert_tensor_parallel_size: Optional[Annotated[int, Field(ge=1)]] = None
     """Tensor-parallel size inside each expert; null = TP. Feeds megatron --expert-tensor-parallel-size. Default: null: megatron uses TP."""
 
     use_distributed_optimizer: Optional[bool] = None
     """verl's switch for Megatron's distributed optimizer. Feeds megatron OptimizerConfig.use_distributed_optimizer. Default: `True`, verl's engine/megatron.yaml."""
 
-    context_parallel_size: Optional[int] = None
+    context_parallel_size: Optional[Annotated[int, Field(ge=1)]] = None
     """Number of devices one sequence is split across (verl's process groups). Feeds megatron --context-parallel-size. Default: `1`, verl's engine/megatron.yaml."""
 
     use_mbridge: Optional[bool] = None
