@@ -6,6 +6,9 @@ callback and the launcher all go through here; the CLI only parses arguments and
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import typing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -44,7 +47,13 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
     if source is not None:
         entry = entry or source.entry
         locations = [*source.locations, *[None] * max(0, len(argv) - len(source.argv))]
-    comp = compose_argv(argv, verl_config_dir, verl_version=verl_version, entry=entry)
+    if verl_config_dir is not None and not _is_dir(verl_config_dir):
+        raise EvaluationError(tr("--verl-config-dir {path} is not a directory", path=verl_config_dir))
+    try:
+        comp = compose_argv(argv, verl_config_dir, verl_version=verl_version, entry=entry)
+    except OSError as exc:  # a path the file system refuses (too long, no permission...)
+        raise EvaluationError(tr("cannot read {path}: {reason}", path=_short(exc.filename), reason=exc.strerror
+                                 or str(exc))) from exc
     presets = preset_settings(comp.overrides)
     res = resolve_launch(comp.cfg, argv, comp.tree, f"{comp.tree.config_dir}/{comp.config_name}.yaml",
                          issues=[*(source.issues if source else ()), *comp.issues], strict=strict, release=release,
@@ -128,21 +137,84 @@ def preset_settings(overrides: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
-    """The model spec for model-aware checks (from --model-config or a local model path) and a note on it."""
-    from omegaconf import OmegaConf
+    """The model spec for model-aware checks (from --model-config or a local model path) and a note on it.
 
-    path = explicit or OmegaConf.select(cfg, "actor_rollout_ref.model.path", default=None)
-    if not isinstance(path, str) or not (explicit or Path(path).exists()):
+    A ``--model-config`` that cannot be read or holds nonsense is an error on ``--model-config``;
+    a model path that does not exist here, or an architecture this library does not map, is a note.
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    key = "--model-config" if explicit else "actor_rollout_ref.model.path"
+    try:
+        path = explicit or OmegaConf.select(cfg, "actor_rollout_ref.model.path", default=None)
+    except OmegaConfBaseException as exc:
+        return None, [issue("note", key, tr("model-aware checks skipped: the model path does not resolve ({error})",
+                                            error=str(exc).splitlines()[0]), "model")]
+    if not isinstance(path, str) or not path:
         return None, []
+    if not explicit:
+        path = str(Path(path).expanduser()) if path.startswith("~") else path
+    if not explicit and not _exists(path):
+        return None, [issue("note", key, tr("model-aware checks skipped: the model path {path} does not exist on "
+                                            "this machine (give its config.json with --model-config)", path=path),
+                            "model")]
     from .model import load_model_spec
+    from .model.hf import SUPPORTED_ARCHITECTURES
 
     spec, note = load_model_spec(path)
-    key = "--model-config" if explicit else "actor_rollout_ref.model.path"
-    if spec is None:
-        return None, [issue("note", key, f"model-aware checks skipped: {note}", "model")]
-    return spec, [issue("note", key, f"model-aware checks use {spec.architecture} from {path}", "model")]
+    problem = _spec_problem(spec) if spec is not None else note
+    if problem is None:
+        return spec, [issue("note", key, tr("model-aware checks use {architecture} from {path}",
+                                            architecture=spec.architecture, path=path), "model")]
+    arch = _architecture(path)
+    severity = "error" if explicit and (arch is None or arch in SUPPORTED_ARCHITECTURES) else "note"
+    return None, [issue(severity, key, tr("model-aware checks skipped: {reason}", reason=problem), "model")]
 
 
+def _spec_problem(spec: Any) -> Optional[str]:
+    """Why a mapped model spec cannot be used (a size that is not a positive integer), or None."""
+    hints = typing.get_type_hints(type(spec))
+    for f in dataclasses.fields(spec):
+        value, hint = getattr(spec, f.name), hints[f.name]
+        if hint not in (int, Optional[int]) or (value is None and hint is not int):
+            continue
+        least = 0 if f.name == "first_k_dense_replace" or hint is not int else 1
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            return tr("{field}={value!r} in the model config is not an integer >= {least}", field=f.name,
+                      value=value, least=least)
+    layers = getattr(spec, "mlp_only_layers", ())
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in layers):
+        return tr("mlp_only_layers={value!r} in the model config is not a list of layer indices", value=layers)
+    return None
+
+
+def _architecture(path: str) -> Optional[str]:
+    try:
+        file = Path(path) / "config.json" if Path(path).is_dir() else Path(path)
+        archs = json.loads(file.read_text(encoding="utf-8")).get("architectures") or []
+        return archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _exists(path: str) -> bool:
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _short(text: Any, limit: int = 120) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[: limit // 2] + "..." + text[-limit // 2:]
 
 
 __all__ = ["LaunchFile", "era_of", "evaluate", "load_model", "preset_settings", "read_args_file", "read_launch_file",

@@ -1,4 +1,4 @@
-"""`check` end to end with a model config: MLA dimensions injected, model errors reported, notes for bad paths."""
+"""`check` end to end with a model config: MLA dimensions injected, model errors reported, bad configs located."""
 
 from __future__ import annotations
 
@@ -49,8 +49,16 @@ def test_model_path_from_the_config_is_used(base_cfg, capsys):
     assert any("Qwen3" in n["message"] for n in data["notes"] if n["rule"] == "model")
 
 
-def test_unreadable_model_config_is_a_note(base_cfg, capsys, tmp_path):
+def test_unreadable_model_config_is_an_error_on_the_option(base_cfg, capsys, tmp_path):
+    """A --model-config the user gave but that cannot be used is bad input: exit 1, located on the option."""
     (tmp_path / "config.json").write_text("{not json")
+    code, data = check(capsys, "--model-config", str(tmp_path), *BASE)
+    assert code == 1
+    assert [e["rule"] for e in data["errors"] if e["key"] == "--model-config"] == ["model"]
+
+
+def test_unmapped_architecture_is_a_note(base_cfg, capsys, tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["GPT2LMHeadModel"]}))
     code, data = check(capsys, "--model-config", str(tmp_path), *BASE)
     assert code == 0
     assert [n["rule"] for n in data["notes"] if n["key"] == "--model-config"] == ["model"]
