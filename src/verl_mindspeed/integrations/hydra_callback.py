@@ -12,7 +12,8 @@ Installed by ``+mindspeed=<preset>``, or by hand::
 Options (``++hydra.callbacks.verl_mindspeed.<name>=<value>``): ``release`` (MindSpeed release branch to
 check against), ``strict`` (unknown keys far from any known key are errors too), ``model_config`` (a
 HF config.json or its directory, for the model-aware checks; default: ``actor_rollout_ref.model.path``
-when it exists on this machine), ``quiet`` (print only errors and warnings).
+when it exists on this machine), ``quiet`` (print only errors and warnings), ``lang`` (``en`` or ``zh``;
+default: from ``LC_ALL`` / ``LANG``).
 
 Imports neither torch nor verl: verl's config directory is located without importing verl.
 """
@@ -26,6 +27,8 @@ from typing import Any, Optional
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from ..i18n import LANGS, default_lang, render, tr
+
 CALLBACK_KEY = "hydra.callbacks.verl_mindspeed"
 TARGET = "verl_mindspeed.integrations.hydra_callback.MindSpeedCallback"
 #: The override that installs the callback without a preset; ``++`` so that it also works after one.
@@ -34,11 +37,12 @@ INSTALL_OVERRIDE = f"++{CALLBACK_KEY}._target_={TARGET}"
 
 class MindSpeedCallback(Callback):
     def __init__(self, release: Optional[str] = None, strict: bool = False,
-                 model_config: Optional[str] = None, quiet: bool = False) -> None:
+                 model_config: Optional[str] = None, quiet: bool = False, lang: Optional[str] = None) -> None:
         self.release = release
         self.strict = bool(strict)
         self.model_config = model_config
         self.quiet = bool(quiet)
+        self.lang = lang if lang in LANGS else default_lang()
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         start = time.perf_counter()
@@ -47,25 +51,26 @@ class MindSpeedCallback(Callback):
             res = validate_and_inject(config, overrides, release=self.release, strict=self.strict,
                                       model_config=self.model_config)
         except Exception as exc:  # noqa: BLE001 - never let a bug of ours pass silently as a Hydra warning
-            print(f"verl-mindspeed: could not check this launch: {exc!r}; stopping before Ray starts",
-                  file=sys.stderr, flush=True)
+            message = tr("could not check this launch: {error}; stopping before Ray starts", error=repr(exc))
+            print(f"verl-mindspeed: {render(message, self.lang)}", file=sys.stderr, flush=True)
             raise SystemExit(2) from exc
         from ..report import report
 
-        text = report(res, overrides, time.perf_counter() - start)
+        text = report(res, overrides, time.perf_counter() - start, self.lang)
         if self.quiet and res.ok:
             text = text.splitlines()[-1]
         stream = sys.stdout if res.ok else sys.stderr
         print(text, file=stream, flush=True)
         if not res.ok:
-            print(f"verl-mindspeed: {len(res.errors)} MindSpeed configuration error(s); stopping before Ray "
-                  "starts (fix the overrides above, or check again with 'verl-mindspeed check ...')",
-                  file=sys.stderr, flush=True)
+            message = tr("{n} MindSpeed configuration error(s); stopping before Ray starts (fix the overrides above, "
+                         "or check again with 'verl-mindspeed check ...')", n=len(res.errors))
+            print(f"verl-mindspeed: {render(message, self.lang)}", file=sys.stderr, flush=True)
             raise SystemExit(1)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        print("verl-mindspeed: --multirun: the per-job configs are not checked; check each command with "
-              "'verl-mindspeed check ...'", file=sys.stderr, flush=True)
+        message = tr("--multirun: the per-job configs are not checked; check each command with "
+                     "'verl-mindspeed check ...'")
+        print(f"verl-mindspeed: {render(message, self.lang)}", file=sys.stderr, flush=True)
 
 
 def validate_and_inject(cfg: DictConfig, overrides: list[str], *, release: Optional[str] = None,
