@@ -4,9 +4,14 @@ Public API:
 
 - :data:`FEATURES` - the feature catalogue (one entry per row of the feature guide);
 - :class:`MindSpeedConfig` - the typed schema, importable in training scripts;
+- :func:`compose_argv` - verl's config for a launch argv, composed by Hydra without importing verl;
 - :func:`resolve` / :func:`inject` - validate a composed verl config and write back
   the normalized per-role dicts MindSpeed reads;
+- :func:`evaluate` - all of it for a launch argv, as ``verl-mindspeed check`` does;
 - :class:`Issue`, :class:`ConfigError` - what the checks report.
+
+No exported name is also the name of a subpackage (``verl_mindspeed.resolver`` holds ``resolve``),
+so importing a subpackage never replaces an exported function.
 
 Names load on first use: Hydra imports this package whenever it opens the presets
 (``pkg://verl_mindspeed.conf``), and every Hydra app must not pay for pydantic then.
@@ -27,6 +32,8 @@ _EXPORTS = {
     "MindSpeedConfig": "schema",
     "TransformerOverrides": "schema",
     "Resolution": "resolver",
+    "compose_argv": "compose",
+    "evaluate": "launch",
     "inject": "resolver",
     "resolve": "resolver",
 }

@@ -4,26 +4,25 @@ and the whole report of one check."""
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Iterable, Optional
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from . import catalog
 from .errors import Issue
+from .i18n import render, tr
 
 if TYPE_CHECKING:
     from .resolver import Resolution
 
 ROLE_ORDER = ("actor", "ref", "critic")
 
-#: Fixed words of the text report. Issue messages stay in English: they quote keys and upstream checks.
+#: JSON output's layout version: bumped when a field changes meaning or disappears (new fields do not bump it).
+SCHEMA_VERSION = 1
+
+#: Fixed words of the text report (render with ``render(LABELS[name], lang)``).
 LABELS = {
-    "en": {"errors": "Errors", "warnings": "Warnings", "notes": "Notes", "hint": "hint", "fix": "fix",
-           "preset": "Preset mindspeed={name} sets:", "injected": "Injected into the dicts MindSpeed reads",
-           "ok": "OK", "failed": "FAILED", "summary": "{n_err} error(s), {n_warn} warning(s); roles checked: {roles}"},
-    "zh": {"errors": "错误", "warnings": "警告", "notes": "提示", "hint": "说明", "fix": "修正",
-           "preset": "预设 mindspeed={name} 设置了：", "injected": "已写入 MindSpeed 读取的字典",
-           "ok": "通过", "failed": "未通过", "summary": "{n_err} 个错误，{n_warn} 个警告；检查的角色：{roles}"},
+    "errors": tr("Errors"), "warnings": tr("Warnings"), "notes": tr("Notes"), "hint": tr("hint"), "fix": tr("fix"),
+    "feature": tr("feature"), "on": tr("on"), "off": tr("off"), "ok": tr("OK"), "failed": tr("FAILED"),
+    "injected": tr("Injected into the dicts MindSpeed reads"),
 }
 
 
@@ -37,8 +36,8 @@ def feature_state(feature: catalog.Feature, settings: dict[str, dict[str, Any]])
     if feature.id == "recompute":
         value = source.get("recompute_granularity")
     if feature.id == "sp" and value is None:
-        tp = settings["megatron"].get("tensor_model_parallel_size") or 1
-        value = bool(settings["megatron"].get("sequence_parallel")) and tp > 1
+        tp = settings["megatron"].get("tensor_model_parallel_size")
+        value = bool(settings["megatron"].get("sequence_parallel")) and _int(tp) > 1
     if feature.id == "distributed_optimizer" and value is None:
         value = settings["megatron"].get("use_distributed_optimizer")
     if value is None:
@@ -48,6 +47,11 @@ def feature_state(feature: catalog.Feature, settings: dict[str, dict[str, Any]])
     if value is False:
         return "off"
     return str(value)
+
+
+def _int(value: Any) -> int:
+    """A size as an int (a string or list the checks report elsewhere counts as 1 here)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
 def width(text: str) -> int:
@@ -64,10 +68,11 @@ def table(rows: list[list[str]]) -> str:
 
 def feature_table(roles: dict[str, dict[str, dict[str, Any]]], lang: str = "en") -> str:
     names = [r for r in ROLE_ORDER if r in roles]
-    rows = [["feature" if lang == "en" else "特性", *names]]
+    rows = [[render(LABELS["feature"], lang), *names]]
     for feature in catalog.FEATURES:
-        label = feature.name if lang == "en" else feature.name_zh
-        rows.append([label, *(feature_state(feature, roles[r]) for r in names)])
+        label = feature.name_zh if lang == "zh" else feature.name
+        states = (feature_state(feature, roles[r]) for r in names)
+        rows.append([label, *(render(LABELS[s], lang) if s in ("on", "off") else s for s in states)])
     return table(rows)
 
 
@@ -88,38 +93,55 @@ def fix_line(issue: Issue, argv: Iterable[str]) -> Optional[str]:
 def issues_block(title: str, mark: str, issues: list[Issue], argv: list[str], lang: str = "en") -> list[str]:
     if not issues:
         return []
-    words = LABELS[lang]
     out = [f"{title} ({len(issues)})"]
     for i in issues:
         out.append(f"  {mark} {i.key}")
-        out.append(f"      {i.message}")
+        out.append(f"      {render(i.message, lang)}")
         if i.hint:
-            out.append(f"      {words['hint']}: {i.hint}")
+            out.append(f"      {render(LABELS['hint'], lang)}: {render(i.hint, lang)}")
         fix = fix_line(i, argv)
         if fix:
-            out.append(f"      {words['fix']}:  {fix}")
+            out.append(f"      {render(LABELS['fix'], lang)}:  {fix}")
     return out
 
 
-def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en") -> str:
-    words = LABELS[lang]
+def failed(res: "Resolution", fail_on: str = "error") -> bool:
+    """Whether the check fails: errors, or with ``fail_on="warning"`` warnings too."""
+    return bool(res.errors or (fail_on == "warning" and res.warnings))
+
+
+def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en", fail_on: str = "error") -> str:
     v = res.versions
     lines = [f"verl-mindspeed check  |  verl {v.get('verl')}  |  MindSpeed {res.release}  |  {v.get('verl_config')}", ""]
     for name, settings in res.presets.items():
-        lines.append(words["preset"].format(name=name))
+        lines.append(render(tr("Preset mindspeed={name} sets:", name=name), lang))
         lines += [f"  {key}={value}" for key, value in settings.items()]
         lines.append("")
     if res.roles:
         lines += [feature_table(res.roles, lang), ""]
-    lines += issues_block(words["errors"], "✗", res.errors, argv, lang)
-    lines += issues_block(words["warnings"], "!", res.warnings, argv, lang)
+    lines += issues_block(render(LABELS["errors"], lang), "✗", res.errors, argv, lang)
+    lines += issues_block(render(LABELS["warnings"], lang), "!", res.warnings, argv, lang)
     notes = [i for i in res.notes if i.rule != "inject"]
-    lines += issues_block(words["notes"], "·", notes, argv, lang)
+    lines += issues_block(render(LABELS["notes"], lang), "·", notes, argv, lang)
     injected = sorted({i.key.rsplit(".", 1)[-1] for i in res.notes if i.rule == "inject" and "added" in i.message})
     if injected:
-        lines.append(f"{words['injected']}: {', '.join(injected)}")
+        lines.append(f"{render(LABELS['injected'], lang)}: {', '.join(injected)}")
     roles = ", ".join(r for r in ROLE_ORDER if r in res.roles) or "-"
-    verdict = words["ok"] if res.ok else words["failed"]
-    summary = words["summary"].format(n_err=len(res.errors), n_warn=len(res.warnings), roles=roles)
-    lines.append(f"{verdict}: {summary}; {elapsed:.2f} s")
+    verdict = render(LABELS["failed"] if failed(res, fail_on) else LABELS["ok"], lang)
+    summary = tr("{n_err} error(s), {n_warn} warning(s); roles checked: {roles}",
+                 n_err=len(res.errors), n_warn=len(res.warnings), roles=roles)
+    lines.append(f"{verdict}: {render(summary, lang)}; {elapsed:.2f} s")
     return "\n".join(lines)
+
+
+def json_report(res: "Resolution", lang: str = "en", fail_on: str = "error") -> dict[str, Any]:
+    """The JSON object of one check: the resolution, its messages in ``lang``, the exit status it gives."""
+    data = res.to_json()
+    code = 1 if failed(res, fail_on) else 0
+    data.update({
+        "ok": code == 0,
+        "errors": [i.to_json(lang) for i in res.errors],
+        "warnings": [i.to_json(lang) for i in res.warnings],
+        "notes": [i.to_json(lang) for i in res.notes],
+    })
+    return {"schema_version": SCHEMA_VERSION, "exit_code": code, "lang": lang, **data}

@@ -1,97 +1,134 @@
-"""``verl-mindspeed check``: the pre-flight check of a verl launch command."""
+"""``verl-mindspeed check``: the pre-flight check of a verl launch command.
+
+``check``'s own options may come anywhere (``check ARGV... --json``); everything else is the launch
+argv, which must be one that ``python3 -m verl.trainer.main_ppo`` accepts (Hydra's flags, overrides).
+Exit 0: no errors (with ``--fail-on warning``: no warnings either); 1: errors; 2: not evaluated.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
+from typing import Any, Optional
 
 from ..catalog import universe
-from ..errors import EvaluationError
-from ..launch import evaluate, read_args_file, read_launch_file
-from ..report import report
+from ..i18n import render, tr
+from ..launch import LaunchFile, evaluate, read_launch_file
+from ..report import failed, json_report, report
+from . import _output
+from ._args import UsageError, add_common, choice, hydra_problems
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
     p = sub.add_parser(
-        "check", help="check the MindSpeed options of a verl launch command, before launching",
-        description="Give exactly the arguments that follow 'python3 -m verl.trainer.main_ppo'. "
-                    "Exit 0: no errors; 1: the configuration has errors; 2: it could not be evaluated.",
+        "check", allow_abbrev=False,
+        help=render(tr("check the MindSpeed options of a verl launch command, before launching"), lang),
+        description=render(tr(
+            "Give exactly the arguments that follow 'python3 -m verl.trainer.main_ppo'; the options of check may "
+            "come anywhere. Exit 0: no errors; 1: the configuration has errors; 2: it could not be evaluated."), lang),
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
-    p.add_argument("--strict", action="store_true", help="unknown keys far from any known key are errors too")
-    p.add_argument("--verl-config-dir", help="verl's trainer/config directory (default: the installed verl's)")
-    p.add_argument("--model-config", help="a HF config.json, or a directory holding one, for model-aware checks")
-    p.add_argument("--mindspeed-release", default=None, metavar="RELEASE",
-                   help="MindSpeed release to check against: a branch (%s) or its short name (26.1, 2.3); default: "
-                        "the installed MindSpeed's, else %s" % (", ".join(universe.releases()), universe.DEFAULT_RELEASE))
-    p.add_argument("--args-file", help="read the argv from a file: one argument per line ('#' comments), or a shell "
-                                       "script whose 'python3 -m MODULE ...' line is the launch (MODULE sets --entry)")
-    p.add_argument("--verl-version", help="check against this verl release's config tree instead of the installed "
-                                          "verl's (downloaded from PyPI once, then cached)")
-    p.add_argument("--entry", help="the module the arguments are given to (default: verl.trainer.main_ppo), e.g. "
-                                   "verl.experimental.fully_async_policy.fully_async_main")
-    p.add_argument("--launcher", action="store_true",
-                   help="the launch goes through 'verl-mindspeed run' / 'python3 -m verl_mindspeed.main_ppo', which "
-                        "injects the companions MindSpeed needs (a +mindspeed=<preset> says so by itself)")
-    p.add_argument("--device-memory-gib", type=float, default=64.0, metavar="GIB",
-                   help="memory of one device, for the estimated peak with a model config (default 64)")
-    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the report's table and headings")
-    p.add_argument("argv", nargs=argparse.REMAINDER, help="the launch arguments (after an optional --)")
+    add_check_options(p, lang)
+    p.add_argument("--args-file", metavar="FILE", help=render(tr(
+        "read the launch argv from a file: one argument per line ('#' comments), or a shell script whose "
+        "'python3 -m MODULE ...' line is the launch (MODULE sets --entry)"), lang))
+    p.add_argument("argv", nargs="*", metavar="ARGV",
+                   help=render(tr("the launch arguments (after an optional --)"), lang))
     p.set_defaults(run=run)
+    return p
 
 
-#: check's own options and whether each takes a value; everything else is the launch's argv.
-OWN_OPTIONS = {"--json": False, "--strict": False, "--launcher": False, "--device-memory-gib": True,
-               "--verl-config-dir": True, "--model-config": True, "--mindspeed-release": True, "--args-file": True,
-               "--lang": True, "-h": False, "--help": False, "--verl-version": True, "--entry": True}
+def add_check_options(p: argparse.ArgumentParser, lang: str) -> None:
+    """The options ``check`` and ``check-files`` share."""
+    say = lambda text: render(text, lang)  # noqa: E731
+    p.add_argument("--json", action="store_true", help=say(tr("print one JSON object (same as --format json)")))
+    p.add_argument("--format", type=choice(_output.FORMATS, lang), default=None, metavar="{text,json,sarif,github}",
+                   help=say(tr("output: the text report, one JSON object, SARIF 2.1.0, or GitHub annotations")))
+    p.add_argument("--fail-on", type=choice(("error", "warning"), lang), default="error", metavar="{error,warning}",
+                   help=say(tr("exit 1 on errors (default), or on warnings too")))
+    p.add_argument("--strict", action="store_true",
+                   help=say(tr("unknown keys far from any known key are errors too")))
+    p.add_argument("--verl-config-dir", metavar="DIR",
+                   help=say(tr("verl's trainer/config directory (default: the installed verl's)")))
+    p.add_argument("--model-config", metavar="PATH",
+                   help=say(tr("a HF config.json, or a directory holding one, for model-aware checks")))
+    p.add_argument("--mindspeed-release", default=None, metavar="RELEASE", help=say(tr(
+        "MindSpeed release to check against: a branch ({branches}) or its short name (26.1, 2.3); default: the "
+        "installed MindSpeed's, else {release}", branches=", ".join(universe.releases()),
+        release=universe.DEFAULT_RELEASE)))
+    p.add_argument("--verl-version", metavar="VERSION", help=say(tr(
+        "check against this verl release's config tree instead of the installed verl's (downloaded from PyPI "
+        "once, then cached)")))
+    p.add_argument("--entry", metavar="MODULE", help=say(tr(
+        "the module the arguments are given to (default: verl.trainer.main_ppo), e.g. "
+        "verl.experimental.fully_async_policy.fully_async_main")))
+    p.add_argument("--launcher", action="store_true", help=say(tr(
+        "the launch goes through 'verl-mindspeed run' / 'python3 -m verl_mindspeed.main_ppo', which injects the "
+        "companions MindSpeed needs (a +mindspeed=<preset> says so by itself)")))
+    p.add_argument("--device-memory-gib", type=positive(lang), default=64.0, metavar="GIB", help=say(tr(
+        "memory of one device, for the estimated peak with a model config (default 64)")))
+    add_common(p, lang)
 
 
-def split_own_options(args: list[str]) -> tuple[list[str], list[str]]:
-    """Leading options of ``check`` vs the launch argv (which may itself start with ``--config-path``)."""
-    ours: list[str] = []
-    i = 0
-    while i < len(args):
-        name = args[i].split("=", 1)[0]
-        if args[i] == "--":
-            return ours, args[i + 1:]
-        if name not in OWN_OPTIONS:
-            break
-        ours.append(args[i])
-        if OWN_OPTIONS[name] and "=" not in args[i] and i + 1 < len(args):
-            ours.append(args[i + 1])
-            i += 1
-        i += 1
-    return ours, args[i:]
+def output_format(ns: argparse.Namespace) -> str:
+    return "json" if ns.json else (ns.format or "text")
+
+
+def positive(lang: str):
+    """An argparse ``type``: a finite number > 0."""
+
+    def check(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(render(tr("{value!r} is not a positive number", value=text), lang))
+        return value
+
+    return check
+
+
+def launch_of(ns: argparse.Namespace) -> tuple[list[str], Optional[LaunchFile]]:
+    """The launch argv given to ``check`` or ``run`` (``--args-file`` first, then the command line) and its file."""
+    argv = list(ns.argv or [])
+    if not ns.args_file:
+        return argv, None
+    source = read_launch_file(ns.args_file)
+    return [*source.argv, *argv], source
 
 
 def launch_argv_of(ns: argparse.Namespace) -> list[str]:
-    """The launch argv given to ``check`` or ``run``: ``--args-file`` lines first, then the command line."""
-    argv = [a for a in ns.argv if a != "--"] if ns.argv else []
-    return read_args_file(ns.args_file) + argv if ns.args_file else argv
+    return launch_of(ns)[0]
+
+
+def validate_launch_argv(argv: list[str], own: list[str]) -> None:
+    """Refuse what verl's entry refuses (unknown flags, split overrides), as a usage error."""
+    problems = hydra_problems(argv, own)
+    if problems:
+        raise UsageError(problems[0] if len(problems) == 1 else
+                         tr("{first} (and {n} more problem(s) with the command line)", first=problems[0],
+                            n=len(problems) - 1))
+
+
+def check_one(argv: list[str], ns: argparse.Namespace,
+              source: Optional[LaunchFile] = None) -> tuple[int, dict[str, Any], Optional[str], list]:
+    """Evaluate one launch: (exit status, JSON object, text report or None, issues). Raises EvaluationError."""
+    start = time.perf_counter()
+    res = evaluate(argv, strict=ns.strict, verl_config_dir=ns.verl_config_dir, model_config=ns.model_config,
+                   release=ns.mindspeed_release, launcher=ns.launcher, device_memory_gib=ns.device_memory_gib,
+                   verl_version=ns.verl_version, entry=ns.entry, source=source)
+    elapsed = time.perf_counter() - start
+    fmt = output_format(ns)
+    text = report(res, argv, elapsed, ns.lang, ns.fail_on) if fmt == "text" else None
+    return (1 if failed(res, ns.fail_on) else 0), json_report(res, ns.lang, ns.fail_on), text, res.issues
 
 
 def run(ns: argparse.Namespace) -> int:
-    start = time.perf_counter()
-    try:
-        argv = launch_argv_of(ns)
-        source = read_launch_file(ns.args_file) if ns.args_file else None
-        res = evaluate(argv, strict=ns.strict, verl_config_dir=ns.verl_config_dir, launcher=ns.launcher,
-                       device_memory_gib=ns.device_memory_gib,
-                       model_config=ns.model_config, release=ns.mindspeed_release,
-                       verl_version=ns.verl_version, entry=ns.entry, source=source)
-    except EvaluationError as exc:
-        if ns.json:
-            print(json.dumps({"ok": False, "fatal": str(exc), "errors": [], "warnings": [], "roles": {}}))
-        else:
-            print(f"verl-mindspeed check: cannot evaluate this command: {exc}", file=sys.stderr)
-        return 2
-    elapsed = time.perf_counter() - start
-    if ns.json:
-        print(json.dumps(res.to_json(), indent=2, ensure_ascii=False, default=str))
-    else:
-        print(report(res, argv, elapsed, ns.lang))
-    return 0 if res.ok else 1
-
-
+    if not ns.argv and not ns.args_file:
+        raise UsageError(tr("give the launch arguments (what follows 'python3 -m verl.trainer.main_ppo') "
+                            "or --args-file FILE"), getattr(ns, "usage", ""))
+    argv, source = launch_of(ns)
+    validate_launch_argv(argv, getattr(ns, "own_options", []))
+    code, payload, text, issues = check_one(argv, ns, source)
+    _output.emit(payload, text, output_format(ns), issues, ns.lang, ns.args_file)
+    return code

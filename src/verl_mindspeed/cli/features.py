@@ -9,14 +9,19 @@ from typing import Any
 
 from .. import catalog
 from ..catalog import Feature
+from ..i18n import render, tr
 from ..report import table
+from ._args import add_common, choice
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("features", help="list every MindSpeed feature and fused operator, with its keys")
-    p.add_argument("--format", choices=("table", "markdown", "json"), default="table")
-    p.add_argument("--lang", choices=("en", "zh"), default="en")
+def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
+    p = sub.add_parser("features", allow_abbrev=False,
+                       help=render(tr("list every MindSpeed feature and fused operator, with its keys"), lang))
+    p.add_argument("--format", type=choice(("table", "markdown", "json"), lang), default="table",
+                   metavar="{table,markdown,json}", help=render(tr("output format (default: table)"), lang))
+    add_common(p, lang)
     p.set_defaults(run=run)
+    return p
 
 
 def feature_json(f: Feature) -> dict[str, Any]:
@@ -36,14 +41,20 @@ def as_json() -> str:
                        "rules": [r.to_json() for r in RULES]}, indent=2, ensure_ascii=False)
 
 
+#: Column headings and the words of the kind and status columns.
+WORDS = {"id": tr("id"), "name": tr("name"), "kind": tr("kind"), "status": tr("status"), "keys": tr("keys"),
+         "feature": tr("feature"), "fused_op": tr("fused operator"),
+         "Preview": tr("Preview"), "Released": tr("Released"), "Dev": tr("Dev")}
+
+
 def as_table(lang: str) -> str:
     zh = lang == "zh"
-    rows = [["id", "名称" if zh else "name", "类型" if zh else "kind", "状态" if zh else "status",
-             "配置参数" if zh else "keys"]]
+    say = lambda word: render(WORDS[word], lang)  # noqa: E731
+    rows = [[say(w) for w in ("id", "name", "kind", "status", "keys")]]
     for f in catalog.FEATURES:
         for i, key in enumerate(f.seed_keys):
             rows.append([f.id if i == 0 else "", (f.name_zh if zh else f.name) if i == 0 else "",
-                         f.kind if i == 0 else "", f.status if i == 0 else "", key])
+                         say(f.kind) if i == 0 else "", say(f.status) if i == 0 else "", key])
     return table(rows)
 
 

@@ -5,37 +5,69 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..i18n import render, tr
 from ..integrations import presets
+from ._args import UsageError, add_common
+
+#: The first line of each preset's header comment (conf/mindspeed/*.yaml), so that it renders in Chinese
+#: too; a test keeps these in step with the YAML files.
+SUMMARIES = (
+    tr("mindspeed=dense: recommended fused kernels for dense models (FA, RMSNorm, SwiGLU, RoPE) + distributed "
+       "optimizer."),
+    tr("mindspeed=long_context: context-parallel-ready (ring attention + FA); set context_parallel_size >= 2."),
+    tr("mindspeed=mc2: dense + MC2 with sequence parallelism, for dense models with TP > 1."),
+    tr("mindspeed=memory_saving: full uniform recompute + distributed optimizer + swap-optimizer."),
+    tr("mindspeed=mla_moe: moe + multi-head latent attention for DeepSeek/Kimi/Moonlight-style models."),
+    tr("mindspeed=moe: dense + alltoall dispatcher, grouped GEMM, fused permute/unpermute for MoE models."),
+    tr("mindspeed=validate: validation and injection only, no MindSpeed flag."),
+)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("presets", help="list the +mindspeed=<name> presets, or show what one of them sets")
-    p.add_argument("name", nargs="?", help="a preset name (default: list them all)")
-    p.add_argument("--json", action="store_true", help="print JSON")
+def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
+    p = sub.add_parser("presets", allow_abbrev=False,
+                       help=render(tr("list the +mindspeed=<name> presets, or show what one of them sets"), lang))
+    p.add_argument("name", nargs="?", help=render(tr("a preset name (default: list them all)"), lang))
+    p.add_argument("--json", action="store_true", help=render(tr("print JSON"), lang))
+    add_common(p, lang)
     p.set_defaults(run=run)
+    return p
+
+
+def summary(name: str, lang: str) -> str:
+    """The preset's one-line summary, without its ``mindspeed=<name>:`` head."""
+    first = presets.description(name).splitlines()[0] if presets.description(name) else name
+    return render(first, lang).split(": ", 1)[-1]
 
 
 def run(ns: argparse.Namespace) -> int:
+    say = lambda text: render(text, ns.lang)  # noqa: E731
     if ns.name is None:
-        data = {n: presets.description(n).splitlines()[0] for n in presets.names()}
+        data = {n: summary(n, ns.lang) for n in presets.names()}
         if ns.json:
-            print(json.dumps(data, indent=2))
+            print(json.dumps(data, indent=2, ensure_ascii=False))
         else:
             width = max(map(len, data))
-            print("\n".join(f"{n.ljust(width)}  {line.split(': ', 1)[-1]}" for n, line in data.items()))
-            print("\nuse: python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer +mindspeed=<name> ...")
+            print("\n".join(f"{n.ljust(width)}  {line}" for n, line in data.items()))
+            print("\n" + say(tr("use: {command}", command="python3 -m verl.trainer.main_ppo "
+                                 "--config-name=ppo_megatron_trainer +mindspeed=<name> ...")))
         return 0
-    try:
-        settings = presets.settings(ns.name)
-    except KeyError as exc:
-        print(f"verl-mindspeed presets: {exc.args[0]}")
-        return 2
+    if ns.name not in presets.names():
+        from ..resolver._suggest import nearest
+
+        near = nearest(ns.name, presets.names())
+        raise UsageError(
+            tr("no preset {name!r}; did you mean {near!r}? (available: {names})", name=ns.name, near=near,
+               names=", ".join(presets.names())) if near else
+            tr("no preset {name!r} (available: {names})", name=ns.name, names=", ".join(presets.names())))
+    settings = presets.settings(ns.name)
     if ns.json:
-        print(json.dumps({"name": ns.name, "description": presets.description(ns.name), "sets": settings}, indent=2))
+        print(json.dumps({"name": ns.name, "description": presets.description(ns.name), "summary":
+                          summary(ns.name, ns.lang), "sets": settings}, indent=2, ensure_ascii=False))
         return 0
-    print(presets.description(ns.name), "\n")
-    print(f"+mindspeed={ns.name} sets:" if settings else f"+mindspeed={ns.name} sets no flag.")
+    print(presets.description(ns.name) if ns.lang == "en" else summary(ns.name, ns.lang), "\n")
+    print(say(tr("+mindspeed={name} sets:", name=ns.name) if settings else
+              tr("+mindspeed={name} sets no flag.", name=ns.name)))
     for key, value in settings.items():
         print(f"  {key}={value}")
-    print("and installs the verl-mindspeed Hydra callback (validation and injection before Ray starts).")
+    print(say(tr("and installs the verl-mindspeed Hydra callback (validation and injection before Ray starts).")))
     return 0

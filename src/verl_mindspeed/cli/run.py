@@ -5,28 +5,48 @@ from __future__ import annotations
 import argparse
 
 from ..catalog import universe
+from ..i18n import render, tr
+from . import _output
+from ..errors import EvaluationError
+from ._args import UsageError, add_common, reason
 from .check import launch_argv_of
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
+    say = lambda text: render(text, lang)  # noqa: E731
     p = sub.add_parser(
-        "run", help="launch verl's main_ppo with these arguments, after validating and injecting them",
-        description="Same as 'python3 -m verl_mindspeed.main_ppo ARGV...': give exactly the arguments that "
-                    "follow 'python3 -m verl.trainer.main_ppo'. Exits 1 before Ray starts when the MindSpeed "
-                    "configuration has errors. VERL_MINDSPEED_ENTRY=<module> runs another @hydra.main entry "
-                    "(a recipe) instead of verl.trainer.main_ppo.",
+        "run", allow_abbrev=False,
+        help=say(tr("launch verl's main_ppo with these arguments, after validating and injecting them")),
+        description=say(tr(
+            "Same as 'python3 -m verl_mindspeed.main_ppo ARGV...': give exactly the arguments that follow "
+            "'python3 -m verl.trainer.main_ppo'; the options of run may come anywhere. Exits 1 before Ray starts "
+            "when the MindSpeed configuration has errors. VERL_MINDSPEED_ENTRY=<module> runs another @hydra.main "
+            "entry (a recipe) instead of verl.trainer.main_ppo.")),
     )
-    p.add_argument("--strict", action="store_true", help="unknown keys far from any known key are errors too")
-    p.add_argument("--model-config", help="a HF config.json, or a directory holding one, for model-aware checks")
-    p.add_argument("--mindspeed-release", default=None, metavar="RELEASE",
-                   help="MindSpeed release to check against: a branch (%s) or its short name (26.1, 2.3); default: "
-                        "the installed MindSpeed's, else %s" % (", ".join(universe.releases()), universe.DEFAULT_RELEASE))
-    p.add_argument("--args-file", help="read the argv from a file, one argument per line ('#' comments)")
-    p.add_argument("argv", nargs=argparse.REMAINDER, help="the launch arguments (after an optional --)")
+    p.add_argument("--strict", action="store_true", help=say(tr("unknown keys far from any known key are errors too")))
+    p.add_argument("--model-config", metavar="PATH",
+                   help=say(tr("a HF config.json, or a directory holding one, for model-aware checks")))
+    p.add_argument("--mindspeed-release", default=None, metavar="RELEASE", help=say(tr(
+        "MindSpeed release to check against: a branch ({branches}) or its short name (26.1, 2.3); default: the "
+        "installed MindSpeed's, else {release}", branches=", ".join(universe.releases()),
+        release=universe.DEFAULT_RELEASE)))
+    p.add_argument("--args-file", metavar="FILE", help=say(tr(
+        "read the launch argv from a file: one argument per line ('#' comments), or the 'python3 -m ...' line "
+        "of a shell script")))
+    add_common(p, lang)
+    p.add_argument("argv", nargs="*", metavar="ARGV", help=say(tr("the launch arguments (after an optional --)")))
     p.set_defaults(run=run)
+    return p
 
 
 def run(ns: argparse.Namespace) -> int:
     from ..integrations import launcher
 
-    return launcher.run(launch_argv_of(ns), strict=ns.strict, release=ns.mindspeed_release, model_config=ns.model_config)
+    try:
+        argv = launch_argv_of(ns)
+    except UsageError as exc:
+        return _output.fatal(exc.message, "text", ns.lang, "run")
+    except EvaluationError as exc:
+        return _output.fatal(reason(exc), "text", ns.lang, "run")
+    return launcher.run(argv, strict=ns.strict, release=ns.mindspeed_release,
+                        model_config=ns.model_config, lang=ns.lang)

@@ -1,0 +1,175 @@
+"""Command-line parsing shared by the commands.
+
+- :class:`Parser` turns every argparse error into :class:`UsageError` (exit 2, one line, or one
+  JSON object with ``--json``) instead of printing and exiting.
+- ``check`` and ``run`` take their own options anywhere in the line: :func:`split_own` separates
+  them from the launch argv, which :func:`hydra_problems` then validates exactly as verl's
+  ``@hydra.main`` entry would (Hydra's own argument parser), with a "did you mean" for a typo.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from .. import __version__
+from ..i18n import LANGS, Msg, default_lang, render, tr
+
+
+class UsageError(Exception):
+    """A command line that cannot be run as given (exit 2)."""
+
+    def __init__(self, message: Any, usage: str = "") -> None:
+        super().__init__(str(message))
+        self.message = message
+        self.usage = usage
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises :class:`UsageError` instead of printing and exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message, self.format_usage())
+
+
+def choice(values: Sequence[str], lang: str) -> Callable[[str], str]:
+    """An argparse ``type`` accepting one of ``values``, with a "did you mean" for anything else."""
+
+    def check(text: str) -> str:
+        if text in values:
+            return text
+        near = _nearest(text, values)
+        message = tr("invalid value {value!r}; choose from {choices}", value=text, choices=", ".join(values))
+        if near:
+            message = tr("invalid value {value!r}; did you mean {near!r}? (choose from {choices})",
+                         value=text, near=near, choices=", ".join(values))
+        raise argparse.ArgumentTypeError(render(message, lang))
+
+    return check
+
+
+def add_common(p: argparse.ArgumentParser, lang: str) -> None:
+    """``--lang`` and ``--version``, on every command."""
+    p.add_argument("--lang", type=choice(LANGS, lang), default=default_lang(), metavar="{en,zh}",
+                   help=render(tr("language of every message (default: from LC_ALL / LANG)"), lang))
+    p.add_argument("--version", action="version", version=f"verl-mindspeed {__version__}",
+                   help=render(tr("print the version of verl-mindspeed and exit"), lang))
+
+
+def own_options(p: argparse.ArgumentParser) -> dict[str, bool]:
+    """Every option string of a command -> whether it takes a value."""
+    return {s: a.nargs != 0 for a in p._actions for s in a.option_strings}
+
+
+def split_own(args: Sequence[str], own: dict[str, bool]) -> tuple[list[str], list[str]]:
+    """A command's own options (anywhere before ``--``) vs the launch argv (everything else, in order)."""
+    ours: list[str] = []
+    launch: list[str] = []
+    takes_value = _hydra_takes_value()
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            launch += args[i + 1:]
+            break
+        name = arg.split("=", 1)[0]
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if name in own:
+            ours.append(arg)
+            if own[name] and "=" not in arg and nxt is not None:
+                ours.append(nxt)
+                i += 1
+        else:
+            launch.append(arg)
+            if takes_value(arg) and nxt is not None and not nxt.startswith("-"):
+                launch.append(nxt)  # the value of a Hydra flag, e.g. --cfg job
+                i += 1
+        i += 1
+    return ours, launch
+
+
+def prescan(args: Sequence[str], option: str, default: Optional[str] = None) -> Optional[str]:
+    """The value of ``option`` in a raw argv (last one wins), before parsing: for error output."""
+    value = default
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == option and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith(option + "="):
+            value = arg.split("=", 1)[1]
+    return value
+
+
+def _hydra_parser() -> argparse.ArgumentParser:
+    """Hydra's own parser of ``@hydra.main`` command lines: what ``python3 -m verl.trainer.main_ppo`` accepts."""
+    from hydra._internal.utils import get_args_parser
+
+    parser = get_args_parser()
+
+    def fail(message: str) -> None:
+        raise UsageError(message)
+
+    parser.error = fail  # type: ignore[method-assign]
+    return parser
+
+
+def _hydra_takes_value() -> Callable[[str], bool]:
+    parser = _hydra_parser()
+    options = own_options(parser)
+
+    def takes_value(arg: str) -> bool:
+        if not arg.startswith("-") or "=" in arg:
+            return False
+        matches = [s for s in options if s == arg] or [s for s in options if s.startswith(arg) and arg.startswith("--")]
+        return len(matches) == 1 and options[matches[0]]
+
+    return takes_value
+
+
+#: Hydra options that print something and exit instead of running: ``check`` has nothing to check.
+_VERSION = "--version"
+
+
+def hydra_problems(argv: Sequence[str], also_known: Iterable[str] = ()) -> list[Msg]:
+    """Why verl's ``@hydra.main`` entry would reject ``argv`` (empty: it accepts it)."""
+    parser = _hydra_parser()
+    known = sorted({*own_options(parser), *also_known})
+    argv = [a for a in argv if a != _VERSION]
+    try:
+        _, extras = parser.parse_known_args(list(argv))
+    except UsageError as exc:
+        return [tr("python3 -m verl.trainer.main_ppo rejects this command line: {problem}", problem=str(exc))]
+    problems: list[Msg] = []
+    for arg in extras:
+        if arg.startswith("-"):
+            name = arg.split("=", 1)[0]
+            near = _nearest(name, known)
+            problems.append(
+                tr("unknown option {arg}; did you mean {near}?", arg=name, near=near) if near else
+                tr("unknown option {arg}: neither verl's entry (Hydra) nor this command accepts it", arg=name))
+        else:
+            problems.append(tr(
+                "{arg}: verl's entry (Hydra) rejects an override that a flag separates from the other overrides "
+                "('unrecognized arguments'); keep the overrides together", arg=arg))
+    return problems
+
+
+def _nearest(text: str, candidates: Iterable[str]) -> Optional[str]:
+    from ..resolver._suggest import nearest
+
+    return nearest(text, list(candidates))
+
+
+def reason(exc: BaseException) -> Any:
+    """An exception's message, keeping a :class:`Msg` so that it renders in either language."""
+    return exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+
+
+def lang_of(args: Sequence[str]) -> str:
+    lang = prescan(args, "--lang", default_lang())
+    return lang if lang in LANGS else "en"
+
+
+__all__ = ["Parser", "UsageError", "add_common", "choice", "hydra_problems", "lang_of", "own_options", "prescan",
+           "reason", "split_own"]
