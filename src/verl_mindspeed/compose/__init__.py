@@ -121,9 +121,11 @@ def _config_folder(tree: VerlTree, config_path: Optional[str]) -> Path:
 
 def tree_version(config_dir: Union[str, Path]) -> Optional[str]:
     """The version of the verl package a ``verl/trainer/config`` directory belongs to, if it says so."""
-    path = Path(config_dir).resolve().parents[1] / "version" / "version"
+    parents = Path(config_dir).resolve().parents
+    if len(parents) < 2:  # a directory right under the root holds no verl package
+        return None
     try:
-        text = path.read_text(encoding="utf-8").strip()
+        text = (parents[1] / "version" / "version").read_text(encoding="utf-8").strip()
     except OSError:
         return None
     return text or None
