@@ -92,3 +92,65 @@ def test_another_hydra_entry_through_the_environment(tmp_path):
     assert "fused_permute_and_unpermute" not in actor
     # critic has its own dict in verl; the MindSpeed switches of the shared process reach it by injection
     assert critic["swap_optimizer"] is True and critic["use_flash_attn"] is True
+
+
+HYDRA_SHAPES = [
+    ["a=1", "b=2"],
+    ["--config-path=config", "--config-name=ppo_megatron_trainer", "a=1", "--cfg", "job"],
+    ["a=1", "--cfg", "job", "--resolve"],
+    ["--cfg", "job", "a=1"],
+    ["-cp", "config", "-cn", "ppo_megatron_trainer", "a=1", "-m"],
+    ["a=1", "hydra.run.dir=/tmp/x", "--info", "config"],
+    ["--cfg", "job"],
+    ["--help"],
+    ["-m", "--config-name", "ppo_megatron_trainer"],
+    ["a=-1", "-cd", "/tmp", "--"],
+]
+
+
+@pytest.mark.parametrize("argv", HYDRA_SHAPES, ids=[" ".join(a) for a in HYDRA_SHAPES])
+def test_the_launchers_overrides_join_the_users_overrides(argv):
+    """Whatever the user's flags, Hydra's own parser accepts the launcher's argv and reads every override."""
+    from hydra._internal.utils import get_args_parser
+
+    user = get_args_parser().parse_args([a for a in argv if a != "--"])
+    full = launcher.launch_argv(argv, strict=True, model_config="/models/my model/config.json", lang="zh")
+    parsed = get_args_parser().parse_args(full)  # argparse exits on 'unrecognized arguments'
+    ours = [o for o in parsed.overrides if o.startswith("++hydra.callbacks.verl_mindspeed")]
+    assert [o for o in parsed.overrides if o not in ours] == user.overrides
+    assert INSTALL_OVERRIDE in ours and "++hydra.callbacks.verl_mindspeed.strict=true" in ours
+    assert "++hydra.callbacks.verl_mindspeed.model_config='/models/my model/config.json'" in ours
+    assert {k: v for k, v in vars(parsed).items() if k != "overrides"} == \
+        {k: v for k, v in vars(user).items() if k != "overrides"}
+
+
+def test_hydra_flags_through_verls_real_entry(monkeypatch, tmp_path, capsys):
+    """--cfg job after the overrides, with a hydra.* override: verl's @hydra.main prints the job config."""
+    require("verl.trainer.main_ppo")
+    monkeypatch.chdir(tmp_path)
+    argv = ["--config-path=config", "--config-name=ppo_megatron_trainer", f"{A}.tensor_model_parallel_size=2",
+            f"hydra.run.dir={tmp_path}/out", "--cfg", "job", "--resolve"]
+    assert launcher.run(argv) == 0
+    out = capsys.readouterr().out
+    assert "actor_rollout_ref:" in out and "tensor_model_parallel_size: 2" in out
+
+
+def test_hydra_help_through_verls_real_entry(monkeypatch, tmp_path, capsys):
+    require("verl.trainer.main_ppo")
+    monkeypatch.chdir(tmp_path)
+    assert launcher.run(["--config-name=ppo_megatron_trainer", "--help"]) == 0
+    assert "Powered by Hydra" in capsys.readouterr().out
+
+
+def test_a_missing_entry_is_one_line(monkeypatch, capsys):
+    monkeypatch.setenv(launcher.ENTRY_ENV, "no_such_module_anywhere")
+    assert launcher.run(["a=1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("verl-mindspeed: cannot import the entry no_such_module_anywhere") and err.count("\n") == 1
+
+
+def test_run_command_reports_a_missing_args_file(capsys):
+    from verl_mindspeed.cli import main
+
+    assert main(["run", "--args-file", "/nonexistent.args"]) == 2
+    assert "cannot read --args-file /nonexistent.args" in capsys.readouterr().err

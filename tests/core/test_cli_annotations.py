@@ -1,0 +1,111 @@
+"""CI outputs: SARIF 2.1.0 and GitHub annotations at file:line of an --args-file, check-files, the pre-commit hook."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from helpers import ROOT
+from verl_mindspeed.cli import main
+
+O = "actor_rollout_ref.actor.megatron.override_transformer_config."
+EXAMPLES = sorted((ROOT / "examples").glob("*.args"))
+BIN = Path(sys.executable).parent
+
+
+def bad_args_file(tmp_path: Path) -> tuple[Path, int]:
+    """An example launch with a typo on a known line: (file, 1-based line of the typo)."""
+    lines = (ROOT / "examples" / "qwen3_8b_dense_grpo.args").read_text().splitlines()
+    lines.append(f"+{O}use_flash_atn=True")
+    lines.append("trainer.total_epochs=1")
+    path = tmp_path / "bad.args"
+    path.write_text("\n".join(lines) + "\n")
+    return path, len(lines) - 1
+
+
+def test_github_annotation_points_at_the_line(base_cfg, capsys, tmp_path):
+    path, line = bad_args_file(tmp_path)
+    code = main(["check", "--args-file", str(path), "--format", "github"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    (ann,) = [o for o in out if o.startswith("::")]
+    assert ann.startswith(f"::error file={path},line={line},title=unknown-key::{O}use_flash_atn: ")
+    assert "%0Afix: +" in ann and "\n" not in ann
+
+
+def test_sarif_log(base_cfg, capsys, tmp_path):
+    path, line = bad_args_file(tmp_path)
+    code = main(["check", "--args-file", str(path), "--format", "sarif"])
+    log = json.loads(capsys.readouterr().out)
+    assert code == 1 and log["version"] == "2.1.0" and "sarif-2.1.0" in log["$schema"]
+    (run,) = log["runs"]
+    assert run["tool"]["driver"]["name"] == "verl-mindspeed"
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {"unknown-key"}
+    (result,) = run["results"]
+    assert result["level"] == "error" and result["ruleId"] == "unknown-key"
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"] == path.as_posix() and physical["region"]["startLine"] == line
+    assert result["properties"]["override"] == f"+{O}use_flash_attn=True"
+    assert run["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
+
+
+def test_sarif_and_github_for_a_command_that_cannot_be_evaluated(capsys):
+    assert main(["check", "--format", "sarif", "--args-file", "/nonexistent.args"]) == 2
+    log = json.loads(capsys.readouterr().out)
+    (inv,) = log["runs"][0]["invocations"]
+    assert inv["executionSuccessful"] is False and "cannot read --args-file" in \
+        inv["toolExecutionNotifications"][0]["message"]["text"]
+    assert main(["check", "--format", "github", "--args-file", "/nonexistent.args"]) == 2
+    assert capsys.readouterr().out.startswith("::error title=verl-mindspeed check::cannot read --args-file")
+
+
+def test_annotations_in_chinese(base_cfg, capsys, tmp_path):
+    path, _ = bad_args_file(tmp_path)
+    main(["check", "--args-file", str(path), "--format", "github", "--lang", "zh"])
+    assert "%0A修正: +" in capsys.readouterr().out
+
+
+def test_check_files(base_cfg, capsys, tmp_path):
+    path, line = bad_args_file(tmp_path)
+    script = tmp_path / "notes.sh"
+    script.write_text("echo nothing to launch here\n")
+    code = main(["check-files", "--json", *map(str, EXAMPLES), str(path), str(script)])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["exit_code"] == 1 and data["skipped"] == [str(script)]
+    assert [f["exit_code"] for f in data["files"]] == [0] * len(EXAMPLES) + [1]
+    code = main(["check-files", "--format", "github", str(path), "/nonexistent.args"])
+    out = capsys.readouterr().out
+    assert code == 2 and f"file={path},line={line}" in out and "file=/nonexistent.args" in out
+
+
+def test_pre_commit_hook_runs_on_the_examples(base_cfg, tmp_path):
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert re.search(hook["files"], "examples/x.args") and re.search(hook["files"], "run_qwen3.sh")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    command = shlex.split(hook["entry"])
+    files = [str(p.relative_to(ROOT)) for p in EXAMPLES]
+    proc = subprocess.run(command + files, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert f"{len(files)} file(s) checked: 0 with errors" in proc.stdout
+    bad, _ = bad_args_file(tmp_path)
+    proc = subprocess.run(command + [str(bad)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "unknown key 'use_flash_atn'" in proc.stdout
+
+
+@pytest.mark.parametrize("line, key, expected", [
+    ("+a.b.c=1", "a.b.c", True), ("  ~a.b.c \\", "a.b.c", True), ("a.b=1", "a.b.c", True), ("x=1", "a.b", False),
+])
+def test_line_matching(tmp_path, line, key, expected):
+    from verl_mindspeed.cli._annotate import line_of
+
+    path = tmp_path / "f.args"
+    path.write_text(f"# comment\n{line}\n")
+    assert (line_of(key, str(path)) == 2) is expected
