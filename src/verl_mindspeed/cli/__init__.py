@@ -7,6 +7,7 @@ one line (``VERL_MINDSPEED_DEBUG=1`` shows the traceback).
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Optional
@@ -16,19 +17,21 @@ from ..errors import EvaluationError
 from ..i18n import render, tr
 from . import _args, _output, check, check_files, features, plan, presets, run
 
+COMMANDS = ("check", "check-files", "features", "plan", "presets", "run")
 #: Commands whose own options may come anywhere in a launch argv.
 LAUNCH_COMMANDS = {"check": check, "run": run}
 
 
 def build_parser(lang: str = "en") -> _args.Parser:
     parser = _args.Parser(
-        prog="verl-mindspeed", allow_abbrev=False,
+        prog="verl-mindspeed", allow_abbrev=False, lang=lang,
         description=render(tr("Pre-flight checks and normalization of MindSpeed options for verl on Ascend NPUs."),
                            lang),
     )
     parser.add_argument("--version", action="version", version=f"verl-mindspeed {__version__}",
                         help=render(tr("print the version of verl-mindspeed and exit"), lang))
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                parser_class=functools.partial(_args.Parser, lang=lang))
     for module in (check, check_files, features, presets, run):
         module.add_parser(sub, lang)
     plan.add_parser(sub)
@@ -57,7 +60,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     lang = _args.lang_of(args)
     fmt = _output.format_of(args)
-    command = args[0] if args else "verl-mindspeed"
+    command = args[0] if args and args[0] in COMMANDS else "verl-mindspeed"
     ns = _guarded(lambda: _parse(build_parser(lang), args), fmt, lang, command)
     if isinstance(ns, int):
         return ns

@@ -26,10 +26,28 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser that raises :class:`UsageError` instead of printing and exiting."""
+    """An ArgumentParser that raises :class:`UsageError` instead of printing and exiting, with its help
+    headings in the user's language (``lang=``; subcommand parsers inherit it)."""
+
+    def __init__(self, *args: Any, lang: str = "en", **kwargs: Any) -> None:
+        kwargs.setdefault("add_help", False)
+        super().__init__(*args, **kwargs)
+        self.lang = lang
+        self._positionals.title = render(tr("positional arguments"), lang)
+        self._optionals.title = render(tr("options"), lang)
+        self.add_argument("-h", "--help", action="help", help=render(tr("show this help and exit"), lang))
+
+    def format_usage(self) -> str:
+        return self._localized(super().format_usage())
+
+    def format_help(self) -> str:
+        return self._localized(super().format_help())
+
+    def _localized(self, text: str) -> str:
+        return render(tr("usage: "), self.lang) + text[len("usage: "):] if text.startswith("usage: ") else text
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(message, self.format_usage())
+        raise UsageError(message)
 
 
 def choice(values: Sequence[str], lang: str) -> Callable[[str], str]:
@@ -156,9 +174,12 @@ def hydra_problems(argv: Sequence[str], also_known: Iterable[str] = ()) -> list[
 
 
 def _nearest(text: str, candidates: Iterable[str]) -> Optional[str]:
+    """The candidate the user most likely meant: the only one ``text`` begins, else the nearest by edits."""
     from ..resolver._suggest import nearest
 
-    return nearest(text, list(candidates))
+    candidates = list(candidates)
+    starts = [c for c in candidates if text and c.startswith(text)]
+    return starts[0] if len(starts) == 1 else nearest(text, candidates)
 
 
 def reason(exc: BaseException) -> Any:

@@ -9,7 +9,7 @@ from ..i18n import render, tr
 from . import _output
 from ..errors import EvaluationError
 from ._args import UsageError, add_common, reason
-from .check import launch_argv_of
+from .check import launch_argv_of, validate_launch_argv
 
 
 def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
@@ -44,6 +44,7 @@ def run(ns: argparse.Namespace) -> int:
 
     try:
         argv = launch_argv_of(ns)
+        validate_launch_argv(argv, getattr(ns, "own_options", []))  # before verl's imports, not after
     except UsageError as exc:
         return _output.fatal(exc.message, "text", ns.lang, "run")
     except EvaluationError as exc:

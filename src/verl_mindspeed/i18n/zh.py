@@ -574,6 +574,15 @@ MESSAGES: dict[str, str] = {
         "{arg}：此覆盖项与其他覆盖项之间隔着一个选项，verl 的入口（Hydra）会拒绝它（'unrecognized arguments'）；请把所有覆盖项写在一起",
     'unknown option {arg}; did you mean {near}?':
         '未知选项 {arg}；您是不是想用 {near}？',
+    # -- command line, report, launcher, schema (cli/, report.py, integrations/launcher.py, schema/) ------
+    'positional arguments':
+        '位置参数',
+    'options':
+        '选项',
+    'show this help and exit':
+        '显示此帮助后退出',
+    'usage: ':
+        '用法：',
     "unknown option {arg}: neither verl's entry (Hydra) nor this command accepts it":
         '未知选项 {arg}：verl 的入口（Hydra）和本命令都不接受它',
     'verl-mindspeed check: {n_err} error(s), {n_warn} warning(s)':

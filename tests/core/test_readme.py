@@ -1,0 +1,111 @@
+"""Every ```python and ```bash block of README.md runs as written.
+
+Skipped, and listed in the test's output: a block right under an HTML comment such as
+``<!-- needs: npu -->`` or ``<!-- needs: cluster -->``; a block that installs (``pip install``,
+``bash tools/test.sh``); a block with elided arguments (a bare ``...``).
+
+A bash block runs in a subprocess from the repository root with ``verl-mindspeed`` on PATH (this
+source tree). Each ``verl-mindspeed`` call must exit 0, or 1 in a block that shows an error mark
+(``✗``) in its comments; no block may print a traceback. ``VERL_MINDSPEED_README`` tests another file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT
+
+README = Path(os.environ.get("VERL_MINDSPEED_README", ROOT / "README.md"))
+FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
+NEEDS = re.compile(r"<!--\s*needs:\s*([^>]*?)\s*-->\s*$")
+INSTALLS = re.compile(r"\bpip install\b|\btools/test\.sh\b")
+ELIDED = re.compile(r"(?<![\w.])\.\.\.(?![\w.])")
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+@dataclass
+class Block:
+    lang: str
+    line: int
+    code: str
+    skip: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.lang}@{README.name}:{self.line}"
+
+
+def blocks() -> list[Block]:
+    text = README.read_text(encoding="utf-8")
+    out = []
+    for match in FENCE.finditer(text):
+        lang, code = match.group(1), match.group(2)
+        if lang not in ("python", "bash"):
+            continue
+        before = text[: match.start()].rstrip().splitlines()
+        block = Block(lang, text.count("\n", 0, match.start()) + 1, code)
+        needs = NEEDS.search(before[-1]) if before else None
+        commands = "\n".join(ln.split("#", 1)[0] for ln in code.splitlines())
+        if needs:
+            block.skip = f"needs {needs.group(1)}"
+        elif INSTALLS.search(code):
+            block.skip = "installs"
+        elif ELIDED.search(commands):
+            block.skip = "elided arguments (...)"
+        out.append(block)
+    return out
+
+
+BLOCKS = blocks()
+
+
+def test_readme_has_runnable_blocks():
+    skipped = [f"{b.id}: {b.skip}" for b in BLOCKS if b.skip]
+    print("README blocks skipped:\n  " + "\n  ".join(skipped or ["none"]))
+    assert any(not b.skip for b in BLOCKS), "README.md has no block this test can run"
+
+
+def _shim(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """A PATH whose ``verl-mindspeed`` and ``python3`` are this source tree's, logging each exit status."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "codes"
+    bin_dir.mkdir()
+    (bin_dir / "verl-mindspeed").write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        {sys.executable} -m verl_mindspeed "$@"
+        code=$?
+        echo "$code $*" >> {log}
+        exit $code
+        """))
+    (bin_dir / "verl-mindspeed").chmod(0o755)
+    (bin_dir / "python3").symlink_to(sys.executable)
+    path = os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    pythonpath = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PATH": path, "PYTHONPATH": pythonpath}, log
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
+def test_block_runs(block, base_cfg, tmp_path, monkeypatch):
+    if block.skip:
+        pytest.skip(block.skip)
+    if block.lang == "python":
+        monkeypatch.chdir(ROOT)
+        exec(compile(block.code, str(block.id), "exec"), {"__name__": "readme"})  # noqa: S102
+        return
+    env, log = _shim(tmp_path)
+    proc = subprocess.run(["bash", "-c", block.code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    output = proc.stdout + proc.stderr
+    assert "Traceback" not in output, output[-3000:]
+    allowed = {0, 1} if "✗" in block.code else {0}
+    calls = log.read_text().splitlines() if log.exists() else []
+    bad = [c for c in calls if int(c.split()[0]) not in allowed]
+    assert not bad, f"{bad}\n{output[-3000:]}"
+    if not calls:
+        assert proc.returncode == 0, output[-3000:]
