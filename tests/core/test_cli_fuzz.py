@@ -38,7 +38,8 @@ VALUES = ["", "null", "None", "2", "0", "-1", "'2'", "[2]", "[1", "]", "${nope}"
           "[]", "{}", "0,7", "[0,7]", "1.5", "-0", "full", "selective", "alltoall", "RMSNorm", "megatron_cp_algo",
           "${oc.select:nope,3}", "${}", "$", "%", "\t", "a b"]
 FLAGS = [["--cfg", "job"], ["--cfg"], ["-m"], ["--resolve"], ["--info"], ["--info", "plugins"], ["--confg-path=x"],
-         ["--config-name=nope"], ["--config-name"], ["--config-path=" + "a" * 3000], ["-cp", "/"], ["-cn", "ppo_trainer"],
+         ["--config-name=nope"], ["--config-name"], ["--config-path=" + "a" * 3000], ["-cp", "/"],
+         ["-cn", "ppo_trainer"],
          ["--"], ["--json"], ["--json"], ["--strict"], ["--lang", "zh"], ["--lang", "xx"], ["--lang"],
          ["--fail-on", "warning"], ["--fail-on=nope"], ["--format", "sarif"], ["--format", "github"],
          ["--format", "json"], ["--format=xml"], ["--mindspeed-release", "bad"], ["--mindspeed-release", "2.2.0"],
@@ -76,7 +77,8 @@ class Case:
         op = self.rng.choice(["insert", "delete", "swap", "replace"])
         c = self.rng.choice("abcdefghijklmnopqrstuvwxyz_.")
         key = {"insert": key[:j] + c + key[j:], "delete": key[:j] + key[j + 1:],
-               "swap": key[:j] + key[j + 1:j + 2] + key[j:j + 1] + key[j + 2:], "replace": key[:j] + c + key[j + 1:]}[op]
+               "swap": key[:j] + key[j + 1:j + 2] + key[j:j + 1] + key[j + 2:],
+               "replace": key[:j] + c + key[j + 1:]}[op]
         self.argv[i] = f"{key}={value}"
 
     def set_value(self) -> None:
