@@ -155,7 +155,7 @@ def run(argv: list[str], config_dir: str | None, *, do_inject: bool = True) -> R
     res = resolve(comp.cfg, known_megatron_keys=comp.tree.known_megatron_keys, otc_defaults=comp.tree.otc_defaults,
                   era=era_of_tree(comp.tree.config_dir))
     if do_inject:
-        inject(comp.cfg, res)
+        inject(comp.cfg, res, force=True)  # cases with errors are injected too, to look at what verl would get
     return Run(comp, res, dict(comp.tree.otc_defaults))
 
 
