@@ -74,14 +74,19 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
     (composition problems) first, writes each issue's corrected override from ``argv`` and records
     the versions involved.
     """
+    from omegaconf.errors import OmegaConfBaseException
+
     model, model_issues = load_model(cfg, model_config)
     release, release_issues = choose_release(release)
     model_issues = [*release_issues, *model_issues]
     era = era_of(tree)
-    res = resolve(cfg, strict=strict, release=release, model=model, era=era, injected=injected,
-                  device_memory_gib=device_memory_gib,
-                  known_megatron_keys=tree.known_megatron_keys if tree else None,
-                  otc_defaults=tree.otc_defaults if tree else None)
+    try:
+        res = resolve(cfg, strict=strict, release=release, model=model, era=era, injected=injected,
+                      device_memory_gib=device_memory_gib,
+                      known_megatron_keys=tree.known_megatron_keys if tree else None,
+                      otc_defaults=tree.otc_defaults if tree else None)
+    except OmegaConfBaseException as exc:  # a value the checks need does not resolve: that is the error to report
+        res = Resolution([_unresolved(exc)], {}, release, era=era, injected=injected)
     res.issues = [replace(i, override=fix_line(i, argv)) for i in [*issues, *model_issues, *res.issues]]
     res.issues = review(res.issues, cfg, argv, tree, locations)
     res.versions.update({"verl": tree.version if tree else "not found", "verl_config": config_label,
@@ -170,6 +175,13 @@ def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
     arch = _architecture(path)
     severity = "error" if explicit and (arch is None or arch in SUPPORTED_ARCHITECTURES) else "note"
     return None, [issue(severity, key, tr("model-aware checks skipped: {reason}", reason=problem), "model")]
+
+
+def _unresolved(exc: Exception) -> Issue:
+    key = getattr(exc, "full_key", None) or "?"
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return issue("error", key, tr("{key} does not resolve: {reason}", key=key, reason=reason), "interpolation",
+                 hint=tr("set the variable, or write the value itself instead of the interpolation"))
 
 
 def _spec_problem(spec: Any) -> Optional[str]:

@@ -7,7 +7,7 @@ print no traceback and no "internal error", and with ``--json`` (or ``--format j
 exactly one JSON object on stdout.
 
 ``VERL_MINDSPEED_FUZZ_SEED`` and ``VERL_MINDSPEED_FUZZ_CASES`` change the run (default: a fixed
-seed, 200 cases, about two minutes on an idle two-core machine).
+seed, 150 cases of 1 to 5 mutations each, about two minutes on an idle two-core machine).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from verl_mindspeed.cli import _output, main
 from verl_mindspeed.launch import read_args_file
 
 SEED = int(os.environ.get("VERL_MINDSPEED_FUZZ_SEED", "1729"))
-CASES = int(os.environ.get("VERL_MINDSPEED_FUZZ_CASES", "200"))
+CASES = int(os.environ.get("VERL_MINDSPEED_FUZZ_CASES", "150"))
 EXAMPLES = sorted((ROOT / "examples").glob("*.args"))
 MODELS = sorted(p for p in (FIXTURES / "models").iterdir() if (p / "config.json").is_file())
 UNSET = "VERL_MINDSPEED_FUZZ_UNSET"
@@ -162,9 +162,9 @@ class Case:
             self.argv.append("--json")
 
 
-def _problem(code: int, out: str, err: str, argv: list[str]) -> str:
+def _problem(code: int | str, out: str, err: str, argv: list[str]) -> str:
     if code not in (0, 1, 2):
-        return f"exit status {code}"
+        return code if isinstance(code, str) else f"exit status {code}"
     if "Traceback" in out + err:
         return "traceback"
     if "internal error" in err:
@@ -194,7 +194,10 @@ def test_mutated_launch_lines_never_crash(base_cfg, capsys, monkeypatch, tmp_pat
         with monkeypatch.context() as mp:
             for name, value in case.env.items():
                 mp.setenv(name, value)
-            code = main(["check", *case.argv])
+            try:
+                code = main(["check", *case.argv])
+            except BaseException as exc:  # noqa: BLE001 - the failure this test looks for
+                code = f"raised {exc!r}"[:300]
         out, err = capsys.readouterr()
         codes[code] += 1
         ops.update(case.mutations)

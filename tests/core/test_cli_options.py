@@ -215,3 +215,11 @@ def test_args_file_and_command_line_together(base_cfg, capsys):
     code, out, _ = run(capsys, "check", "--args-file", str(EXAMPLE), TYPO, "--json")
     data = json.loads(out)
     assert code == 1 and [e["rule"] for e in data["errors"]] == ["unknown-key"]
+
+
+def test_an_interpolation_the_checks_need_is_a_located_error(base_cfg, capsys, monkeypatch):
+    """Found by the fuzzer: algorithm.adv_estimator=${oc.env:UNSET} decides which roles run."""
+    monkeypatch.delenv("VERL_MINDSPEED_UNSET", raising=False)
+    code, out, _ = run(capsys, "check", "--json", *BASE, "algorithm.adv_estimator=${oc.env:VERL_MINDSPEED_UNSET}")
+    (error,) = json.loads(out)["errors"]
+    assert code == 1 and error["key"] == "algorithm.adv_estimator" and error["rule"] == "interpolation"

@@ -770,4 +770,9 @@ MESSAGES: dict[str, str] = {
     "read the launch argv from a file: one argument per line ('#' comments), or the 'python3 -m ...' line of a "
     "shell script":
         "从文件读取启动参数：每行一个参数（'#' 为注释），或 shell 脚本中的 'python3 -m ...' 一行",
+    # -- command line, report, launcher, schema (cli/, report.py, integrations/launcher.py, schema/) ------
+    '{key} does not resolve: {reason}':
+        '{key} 无法解析：{reason}',
+    'set the variable, or write the value itself instead of the interpolation':
+        '请设置该变量，或直接写出取值而不用插值',
 }
