@@ -131,8 +131,7 @@ def test_garbled_model_config_is_an_error_on_the_option(base_cfg, capsys, tmp_pa
     cfg = json.loads((FIXTURES / "models" / "Qwen3-0.6B" / "config.json").read_text())
     cfg[field] = value
     (tmp_path / "config.json").write_text(json.dumps(cfg))
-    code, out, _ = run(capsys, "check", "--json", "--model-config", str(tmp_path), *BASE,
-                       f"{M}tensor_model_parallel_size=2")
+    code, out, _ = run(capsys, "check", "--json", "--model-config", str(tmp_path), *BASE)
     data = json.loads(out)
     assert code == 1 and [e["key"] for e in data["errors"]] == ["--model-config"]
 
