@@ -184,6 +184,11 @@ def _unresolved(exc: Exception) -> Issue:
                  hint=tr("set the variable, or write the value itself instead of the interpolation"))
 
 
+#: Upper bounds of model sizes, far above any real model (the largest have ~100 layers, ~500 experts).
+_MOST = {"num_layers": 10_000, "num_experts": 100_000, "first_k_dense_replace": 10_000, "moe_layer_freq": 10_000}
+_MOST_SIZE = 2 ** 31 - 1
+
+
 def _spec_problem(spec: Any) -> Optional[str]:
     """Why a mapped model spec cannot be used (a size that is not a positive integer), or None."""
     hints = typing.get_type_hints(type(spec))
@@ -195,8 +200,12 @@ def _spec_problem(spec: Any) -> Optional[str]:
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             return tr("{field}={value!r} in the model config is not an integer >= {least}", field=f.name,
                       value=value, least=least)
+        most = _MOST.get(f.name, _MOST_SIZE)
+        if value > most:  # the checks walk layers and experts one by one: a huge count would never finish
+            return tr("{field}={value!r} in the model config is larger than {most}, beyond any real model",
+                      field=f.name, value=value, most=most)
     layers = getattr(spec, "mlp_only_layers", ())
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in layers):
+    if len(layers) > _MOST["num_layers"] or not all(isinstance(i, int) and not isinstance(i, bool) for i in layers):
         return tr("mlp_only_layers={value!r} in the model config is not a list of layer indices", value=layers)
     return None
 

@@ -3,8 +3,8 @@
 Each case takes an example, applies 1 to 5 mutations (keys, values, ``+``/``++``/``~`` prefixes, Hydra
 and check flags, ``--args-file`` contents, model configs, locale and environment variables) and runs
 ``verl_mindspeed.cli.main(["check", ...])`` in-process. Every case must end with exit status 0, 1 or 2,
-print no traceback and no "internal error", and with ``--json`` (or ``--format json|sarif``) print
-exactly one JSON object on stdout.
+print no traceback and no "internal error", finish within a minute, and with ``--json`` (or
+``--format json|sarif``) print exactly one JSON object on stdout.
 
 ``VERL_MINDSPEED_FUZZ_SEED`` and ``VERL_MINDSPEED_FUZZ_CASES`` change the run (default: a fixed
 seed, 150 cases of 1 to 5 mutations each, about two minutes on an idle two-core machine).
@@ -16,6 +16,7 @@ import json
 import math
 import os
 import random
+import signal
 import time
 from collections import Counter
 from pathlib import Path
@@ -31,6 +32,7 @@ CASES = int(os.environ.get("VERL_MINDSPEED_FUZZ_CASES", "150"))
 EXAMPLES = sorted((ROOT / "examples").glob("*.args"))
 MODELS = sorted(p for p in (FIXTURES / "models").iterdir() if (p / "config.json").is_file())
 UNSET = "VERL_MINDSPEED_FUZZ_UNSET"
+CASE_SECONDS = 60  # a case that runs longer hangs: the checks must not walk a huge model config
 
 VALUES = ["", "null", "None", "2", "0", "-1", "'2'", "[2]", "[1", "]", "${nope}", f"${{oc.env:{UNSET}}}",
           "${oc.env:VERL_MINDSPEED_FUZZ_SET}", "True", "yes", "1e400", "nan", "inf", "'\"0,7\"'", "{a:1}", "a,b",
@@ -162,6 +164,10 @@ class Case:
             self.argv.append("--json")
 
 
+def _too_slow(signum, frame):
+    raise TimeoutError(f"a case took more than {CASE_SECONDS} s")
+
+
 def _problem(code: int | str, out: str, err: str, argv: list[str]) -> str:
     if code not in (0, 1, 2):
         return code if isinstance(code, str) else f"exit status {code}"
@@ -194,10 +200,14 @@ def test_mutated_launch_lines_never_crash(base_cfg, capsys, monkeypatch, tmp_pat
         with monkeypatch.context() as mp:
             for name, value in case.env.items():
                 mp.setenv(name, value)
+            signal.signal(signal.SIGALRM, _too_slow)
+            signal.alarm(CASE_SECONDS)
             try:
                 code = main(["check", *case.argv])
             except BaseException as exc:  # noqa: BLE001 - the failure this test looks for
                 code = f"raised {exc!r}"[:300]
+            finally:
+                signal.alarm(0)
         out, err = capsys.readouterr()
         codes[code] += 1
         ops.update(case.mutations)

@@ -126,6 +126,7 @@ def test_unresolvable_interpolation_in_the_dict(base_cfg, capsys, monkeypatch):
 @pytest.mark.parametrize("field, value", [
     ("num_hidden_layers", "28"), ("num_hidden_layers", None), ("num_hidden_layers", 28.0),
     ("hidden_size", [1024]), ("hidden_size", float("nan")), ("num_attention_heads", 0), ("vocab_size", True),
+    ("num_hidden_layers", 10 ** 30),  # found by the fuzzer: the memory estimate walked every layer
 ])
 def test_garbled_model_config_is_an_error_on_the_option(base_cfg, capsys, tmp_path, field, value):
     cfg = json.loads((FIXTURES / "models" / "Qwen3-0.6B" / "config.json").read_text())

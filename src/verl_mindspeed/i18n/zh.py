@@ -775,4 +775,7 @@ MESSAGES: dict[str, str] = {
         '{key} 无法解析：{reason}',
     'set the variable, or write the value itself instead of the interpolation':
         '请设置该变量，或直接写出取值而不用插值',
+    # -- command line, report, launcher, schema (cli/, report.py, integrations/launcher.py, schema/) ------
+    '{field}={value!r} in the model config is larger than {most}, beyond any real model':
+        '模型配置中的 {field}={value!r} 大于 {most}，超出任何真实模型的规模',
 }
