@@ -553,229 +553,175 @@ MESSAGES: dict[str, str] = {
     "{n} arguments belong to {about}, which this launch does not select ({label})":
         "{n} 个参数属于{about}，但本次启动没有选择它（{label}）",
     "add the argument {label}, or delete these arguments ({args})": "请添加参数 {label}，或删除这些参数（{args}）",
-    # -- command line, report, launcher, schema (cli/, report.py, integrations/launcher.py, schema/) ------
-    'Pre-flight checks and normalization of MindSpeed options for verl on Ascend NPUs.':
-        '在昇腾 NPU 上运行 verl 之前，检查并规范化 MindSpeed 配置项。',
-    'print the version of verl-mindspeed and exit':
-        '打印 verl-mindspeed 的版本后退出',
-    'cannot evaluate this command: {reason}':
-        '无法评估此命令：{reason}',
-    'internal error: {error}; run again with VERL_MINDSPEED_DEBUG=1 for the traceback and report it':
-        '内部错误：{error}；请设置 VERL_MINDSPEED_DEBUG=1 重新运行以查看调用栈，并报告此问题',
-    'invalid value {value!r}; choose from {choices}':
-        '无效的取值 {value!r}；可选：{choices}',
-    'invalid value {value!r}; did you mean {near!r}? (choose from {choices})':
-        '无效的取值 {value!r}；您是不是想用 {near!r}？（可选：{choices}）',
-    'language of every message (default: from LC_ALL / LANG)':
-        '所有输出信息的语言（默认取自 LC_ALL / LANG）',
-    'python3 -m verl.trainer.main_ppo rejects this command line: {problem}':
-        'python3 -m verl.trainer.main_ppo 会拒绝这条命令行：{problem}',
-    "{arg}: verl's entry (Hydra) rejects an override that a flag separates from the other overrides ('unrecognized arguments'); keep the overrides together":
-        "{arg}：此覆盖项与其他覆盖项之间隔着一个选项，verl 的入口（Hydra）会拒绝它（'unrecognized arguments'）；请把所有覆盖项写在一起",
-    'unknown option {arg}; did you mean {near}?':
-        '未知选项 {arg}；您是不是想用 {near}？',
-    # -- command line, report, launcher, schema (cli/, report.py, integrations/launcher.py, schema/) ------
-    'positional arguments':
-        '位置参数',
-    'options':
-        '选项',
-    'show this help and exit':
-        '显示此帮助后退出',
-    'usage: ':
-        '用法：',
+    # -- command line, report, launcher, schema (cli/, report.py, launch.py, integrations/, schema/) ---------
+    "Pre-flight checks and normalization of MindSpeed options for verl on Ascend NPUs.":
+        "在昇腾 NPU 上运行 verl 之前，检查并规范化 MindSpeed 配置项。",
+    "print the version of verl-mindspeed and exit": "打印 verl-mindspeed 的版本后退出",
+    "cannot evaluate this command: {reason}": "无法评估此命令：{reason}",
+    "internal error: {error}; run again with VERL_MINDSPEED_DEBUG=1 for the traceback and report it":
+        "内部错误：{error}；请设置 VERL_MINDSPEED_DEBUG=1 重新运行以查看调用栈，并报告此问题",
+    "invalid value {value!r}; choose from {choices}": "无效的取值 {value!r}；可选：{choices}",
+    "positional arguments": "位置参数",
+    "options": "选项",
+    "invalid value {value!r}; did you mean {near!r}? (choose from {choices})":
+        "无效的取值 {value!r}；您是不是想用 {near!r}？（可选：{choices}）",
+    "language of every message (default: from LC_ALL / LANG)": "所有输出信息的语言（默认取自 LC_ALL / LANG）",
+    "python3 -m verl.trainer.main_ppo rejects this command line: {problem}":
+        "python3 -m verl.trainer.main_ppo 会拒绝这条命令行：{problem}",
+    "{arg}: verl's entry (Hydra) rejects an override that a flag separates from the other overrides ('unrecognized "
+    "arguments'); keep the overrides together":
+        "{arg}：此覆盖项与其他覆盖项之间隔着一个选项，verl 的入口（Hydra）会拒绝它（'unrecognized arguments'）"
+        "；请把所有覆盖项写在一起",
+    "show this help and exit": "显示此帮助后退出",
+    "usage: ": "用法：",
+    "unknown option {arg}; did you mean {near}?": "未知选项 {arg}；您是不是想用 {near}？",
     "unknown option {arg}: neither verl's entry (Hydra) nor this command accepts it":
-        '未知选项 {arg}：verl 的入口（Hydra）和本命令都不接受它',
-    'verl-mindspeed check: {n_err} error(s), {n_warn} warning(s)':
-        'verl-mindspeed check：{n_err} 个错误，{n_warn} 个警告',
+        "未知选项 {arg}：verl 的入口（Hydra）和本命令都不接受它",
+    "verl-mindspeed check: {n_err} error(s), {n_warn} warning(s)": "verl-mindspeed check：{n_err} 个错误，{n_warn} 个警告",
     "give the launch arguments (what follows 'python3 -m verl.trainer.main_ppo') or --args-file FILE":
         "请给出启动参数（即 'python3 -m verl.trainer.main_ppo' 之后的部分）或 --args-file FILE",
-    'check the MindSpeed options of a verl launch command, before launching':
-        '在启动之前检查 verl 启动命令中的 MindSpeed 配置项',
-    "Give exactly the arguments that follow 'python3 -m verl.trainer.main_ppo'; the options of check may come anywhere. Exit 0: no errors; 1: the configuration has errors; 2: it could not be evaluated.":
-        "给出 'python3 -m verl.trainer.main_ppo' 之后的全部参数；check 自身的选项可以放在任意位置。退出码 0：没有错误；1：配置有错误；2：无法评估。",
-    'the launch arguments (after an optional --)':
-        '启动参数（可放在 -- 之后）',
-    'print one JSON object (same as --format json)':
-        '输出一个 JSON 对象（等同于 --format json）',
-    'output: the text report, one JSON object, SARIF 2.1.0, or GitHub annotations':
-        '输出格式：文本报告、一个 JSON 对象、SARIF 2.1.0 或 GitHub 注释',
-    'exit 1 on errors (default), or on warnings too':
-        '有错误时退出码为 1（默认），或有警告时也为 1',
-    'unknown keys far from any known key are errors too':
-        '与任何已知参数都相差较远的未知参数也视为错误',
-    "verl's trainer/config directory (default: the installed verl's)":
-        'verl 的 trainer/config 目录（默认：已安装的 verl 的目录）',
-    'a HF config.json, or a directory holding one, for model-aware checks':
-        'HF 的 config.json 或包含它的目录，用于模型相关的检查',
-    '{first} (and {n} more problem(s) with the command line)':
-        '{first}（命令行另有 {n} 个问题）',
-    '{n} file(s) checked: {n_fail} with errors, {n_bad} not evaluated; {n_skip} skipped (no verl launch)':
-        '已检查 {n} 个文件：{n_fail} 个有错误，{n_bad} 个无法评估；跳过 {n_skip} 个（不启动 verl）',
-    'check launch files (*.args, launch *.sh scripts): for pre-commit and CI':
-        '检查启动文件（*.args、启动用的 *.sh 脚本）：用于 pre-commit 和 CI',
-    "Check each file as 'check --args-file FILE' would; files that launch no verl entry are skipped. Exit status: the worst of the files.":
-        "按 'check --args-file FILE' 的方式检查每个文件；不启动 verl 入口的文件将被跳过。退出码取所有文件中最差的结果。",
-    'launch files to check':
-        '要检查的启动文件',
-    'id':
-        '标识',
-    'name':
-        '名称',
-    'kind':
-        '类型',
-    'status':
-        '状态',
-    'keys':
-        '配置参数',
-    'feature':
-        '特性',
-    'fused operator':
-        '融合算子',
-    'Preview':
-        '预览',
-    'Released':
-        '已发布',
-    'Dev':
-        '开发中',
-    'list every MindSpeed feature and fused operator, with its keys':
-        '列出所有 MindSpeed 特性和融合算子及其配置参数',
-    'output format (default: table)':
-        '输出格式（默认：table）',
-    'mindspeed=dense: recommended fused kernels for dense models (FA, RMSNorm, SwiGLU, RoPE) + distributed optimizer.':
-        'mindspeed=dense: 稠密模型推荐的融合算子（FA、RMSNorm、SwiGLU、RoPE）+ 分布式优化器。',
-    'mindspeed=long_context: context-parallel-ready (ring attention + FA); set context_parallel_size >= 2.':
-        'mindspeed=long_context: 为上下文并行准备好的设置（环形注意力 + FA）；请设置 context_parallel_size >= 2。',
-    'mindspeed=mc2: dense + MC2 with sequence parallelism, for dense models with TP > 1.':
-        'mindspeed=mc2: dense + 带序列并行的 MC2，适用于 TP > 1 的稠密模型。',
-    'mindspeed=memory_saving: full uniform recompute + distributed optimizer + swap-optimizer.':
-        'mindspeed=memory_saving: 完全均匀重计算 + 分布式优化器 + swap-optimizer。',
-    'mindspeed=mla_moe: moe + multi-head latent attention for DeepSeek/Kimi/Moonlight-style models.':
-        'mindspeed=mla_moe: moe + 多头潜在注意力（MLA），适用于 DeepSeek/Kimi/Moonlight 类模型。',
-    'mindspeed=moe: dense + alltoall dispatcher, grouped GEMM, fused permute/unpermute for MoE models.':
-        'mindspeed=moe: dense + alltoall 分发器、分组 GEMM、融合 permute/unpermute，适用于 MoE 模型。',
-    'mindspeed=validate: validation and injection only, no MindSpeed flag.':
-        'mindspeed=validate: 只做校验和注入，不打开任何 MindSpeed 开关。',
-    'and installs the verl-mindspeed Hydra callback (validation and injection before Ray starts).':
-        '并安装 verl-mindspeed 的 Hydra 回调（在 Ray 启动前校验并注入）。',
-    'list the +mindspeed=<name> presets, or show what one of them sets':
-        '列出 +mindspeed=<name> 预设，或显示某个预设设置的内容',
-    'a preset name (default: list them all)':
-        '预设名称（默认：全部列出）',
-    'print JSON':
-        '输出 JSON',
-    'no preset {name!r}; did you mean {near!r}? (available: {names})':
-        '没有预设 {name!r}；您是不是想用 {near!r}？（可用：{names}）',
-    'no preset {name!r} (available: {names})':
-        '没有预设 {name!r}（可用：{names}）',
-    '+mindspeed={name} sets:':
-        '+mindspeed={name} 设置了：',
-    '+mindspeed={name} sets no flag.':
-        '+mindspeed={name} 不设置任何开关。',
-    'use: {command}':
-        '用法：{command}',
-    "launch verl's main_ppo with these arguments, after validating and injecting them":
-        '校验并注入这些参数之后，用它们启动 verl 的 main_ppo',
-    "Same as 'python3 -m verl_mindspeed.main_ppo ARGV...': give exactly the arguments that follow 'python3 -m verl.trainer.main_ppo'; the options of run may come anywhere. Exits 1 before Ray starts when the MindSpeed configuration has errors. VERL_MINDSPEED_ENTRY=<module> runs another @hydra.main entry (a recipe) instead of verl.trainer.main_ppo.":
-        "与 'python3 -m verl_mindspeed.main_ppo ARGV...' 相同：给出 'python3 -m verl.trainer.main_ppo' 之后的全部参数；run 自身的选项可以放在任意位置。MindSpeed 配置有错误时，在 Ray 启动前以退出码 1 结束。VERL_MINDSPEED_ENTRY=<module> 运行另一个 @hydra.main 入口（例如某个 recipe），而不是 verl.trainer.main_ppo。",
-    '{n} MindSpeed configuration error(s):':
-        '{n} 个 MindSpeed 配置错误：',
-    "--multirun: the per-job configs are not checked; check each command with 'verl-mindspeed check ...'":
-        "--multirun：不会检查每个作业的配置；请用 'verl-mindspeed check ...' 逐条检查命令",
-    "{n} MindSpeed configuration error(s); stopping before Ray starts (fix the overrides above, or check again with 'verl-mindspeed check ...')":
-        "{n} 个 MindSpeed 配置错误；在 Ray 启动前停止（请修正上面的覆盖项，或用 'verl-mindspeed check ...' 再次检查）",
-    'could not check this launch: {error}; stopping before Ray starts':
-        '无法检查这次启动：{error}；在 Ray 启动前停止',
-    "{name}.main is not a @hydra.main entry; this verl is not supported by the launcher: use +mindspeed=validate with 'python3 -m {name}' instead":
-        "{name}.main 不是 @hydra.main 入口；启动器不支持这个版本的 verl：请改用 'python3 -m {name}' 加 +mindspeed=validate",
-    'cannot import the entry {name}: {error}':
-        '无法导入入口 {name}：{error}',
-    'mlp_only_layers={value!r} in the model config is not a list of layer indices':
-        '模型配置中的 mlp_only_layers={value!r} 不是层号列表',
-    '--verl-config-dir {path} is not a directory':
-        '--verl-config-dir {path} 不是目录',
-    '{field}={value!r} in the model config is not an integer >= {least}':
-        '模型配置中的 {field}={value!r} 不是 >= {least} 的整数',
-    'cannot read {path}: {reason}':
-        '无法读取 {path}：{reason}',
-    'model-aware checks skipped: {reason}':
-        '已跳过模型相关的检查：{reason}',
-    'model-aware checks skipped: the model path {path} does not exist on this machine (give its config.json with --model-config)':
-        '已跳过模型相关的检查：模型路径 {path} 在本机上不存在（可用 --model-config 指定它的 config.json）',
-    'model-aware checks use {architecture} from {path}':
-        '模型相关的检查使用 {path} 中的 {architecture}',
-    'model-aware checks skipped: the model path does not resolve ({error})':
-        '已跳过模型相关的检查：模型路径无法解析（{error}）',
-    'Errors':
-        '错误',
-    'Warnings':
-        '警告',
-    'Notes':
-        '提示',
-    'hint':
-        '说明',
-    'fix':
-        '修正',
-    'on':
-        '开',
-    'off':
-        '关',
-    'OK':
-        '通过',
-    'FAILED':
-        '未通过',
-    'Injected into the dicts MindSpeed reads':
-        '已写入 MindSpeed 读取的字典',
-    '{n_err} error(s), {n_warn} warning(s); roles checked: {roles}':
-        '{n_err} 个错误，{n_warn} 个警告；检查的角色：{roles}',
-    'Preset mindspeed={name} sets:':
-        '预设 mindspeed={name} 设置了：',
-    'override_transformer_config must be a TransformerOverrides or a dict, got {type}':
-        'override_transformer_config 必须是 TransformerOverrides 或 dict，实际为 {type}',
-    '{name}={value!r}: {reason}':
-        '{name}={value!r}：{reason}',
-    '{name}={value!r}: must be an integer >= {minimum}':
-        '{name}={value!r}：必须是 >= {minimum} 的整数',
-    '{name}={value!r}: must be one of {choices}':
-        '{name}={value!r}：必须是 {choices} 之一',
-    '{name}={value!r}: must be True or False':
-        '{name}={value!r}：必须是 True 或 False',
-    '{name}={value!r}: must be an integer':
-        '{name}={value!r}：必须是整数',
-    'unknown field {name!r} of {cls}':
-        '{cls} 没有字段 {name!r}',
-    '{name!r} is not a field of {cls}: it belongs in {home}':
-        '{name!r} 不是 {cls} 的字段：它应写在 {home} 中',
-    'unknown field {name!r} of {cls}; did you mean {near!r}?':
-        '{cls} 没有字段 {name!r}；您是不是想用 {near!r}？',
-    "read the launch argv from a file: one argument per line ('#' comments), or a shell script whose "
-    "'python3 -m MODULE ...' line is the launch (MODULE sets --entry)":
-        "从文件读取启动参数：每行一个参数（'#' 为注释），或一个 shell 脚本，其中 'python3 -m MODULE ...' 一行即启动命令"
-        "（MODULE 即 --entry）",
+    "check the MindSpeed options of a verl launch command, before launching": "在启动之前检查 verl 启动命令中的 MindSpeed 配置项",
+    "Give exactly the arguments that follow 'python3 -m verl.trainer.main_ppo'; the options of check may come "
+    "anywhere. Exit 0: no errors; 1: the configuration has errors; 2: it could not be evaluated.":
+        "给出 'python3 -m verl.trainer.main_ppo' 之后的全部参数；check 自身的选项可以放在任意位置。退出码 0：没"
+        "有错误；1：配置有错误；2：无法评估。",
+    "read the launch argv from a file: one argument per line ('#' comments), or a shell script whose 'python3 -m "
+    "MODULE ...' line is the launch (MODULE sets --entry)":
+        "从文件读取启动参数：每行一个参数（'#' 为注释），或一个 shell 脚本，其中 'python3 -m MODULE ...' 一行即"
+        "启动命令（MODULE 即 --entry）",
+    "the launch arguments (after an optional --)": "启动参数（可放在 -- 之后）",
+    "print one JSON object (same as --format json)": "输出一个 JSON 对象（等同于 --format json）",
+    "output: the text report, one JSON object, SARIF 2.1.0, or GitHub annotations":
+        "输出格式：文本报告、一个 JSON 对象、SARIF 2.1.0 或 GitHub 注释",
+    "exit 1 on errors (default), or on warnings too": "有错误时退出码为 1（默认），或有警告时也为 1",
+    "unknown keys far from any known key are errors too": "与任何已知参数都相差较远的未知参数也视为错误",
+    "verl's trainer/config directory (default: the installed verl's)": "verl 的 trainer/config 目录（默认：已安装的 verl 的目录）",
+    "a HF config.json, or a directory holding one, for model-aware checks": "HF 的 config.json 或包含它的目录，用于模型相关的检查",
     "MindSpeed release to check against: a branch ({branches}) or its short name (26.1, 2.3); default: the "
     "installed MindSpeed's, else {release}":
-        "用于检查的 MindSpeed 版本：分支名（{branches}）或其简称（26.1、2.3）；默认：已安装的 MindSpeed 的版本，否则为 {release}",
-    "check against this verl release's config tree instead of the installed verl's (downloaded from PyPI once, "
-    "then cached)":
+        "用于检查的 MindSpeed 版本：分支名（{branches}）或其简称（26.1、2.3）；默认：已安装的 MindSpeed 的版本"
+        "，否则为 {release}",
+    "check against this verl release's config tree instead of the installed verl's (downloaded from PyPI once, then "
+    "cached)":
         "按该 verl 版本的配置树检查，而不是已安装的 verl 的（从 PyPI 下载一次后缓存）",
     "the module the arguments are given to (default: verl.trainer.main_ppo), e.g. "
     "verl.experimental.fully_async_policy.fully_async_main":
-        "接收这些参数的模块（默认：verl.trainer.main_ppo），例如 verl.experimental.fully_async_policy.fully_async_main",
+        "接收这些参数的模块（默认：verl.trainer.main_ppo），例如 verl.experimental.fully_async_policy.fully_as"
+        "ync_main",
     "the launch goes through 'verl-mindspeed run' / 'python3 -m verl_mindspeed.main_ppo', which injects the "
     "companions MindSpeed needs (a +mindspeed=<preset> says so by itself)":
-        "启动经由 'verl-mindspeed run' / 'python3 -m verl_mindspeed.main_ppo'，它会注入 MindSpeed 需要的配套设置"
-        "（带 +mindspeed=<preset> 时自动视为如此）",
-    "memory of one device, for the estimated peak with a model config (default 64)":
-        "单卡显存（GiB），用于有模型配置时估算峰值（默认 64）",
+        "启动经由 'verl-mindspeed run' / 'python3 -m verl_mindspeed.main_ppo'，它会注入 MindSpeed 需要的配套设"
+        "置（带 +mindspeed=<preset> 时自动视为如此）",
+    "memory of one device, for the estimated peak with a model config (default 64)": "单卡显存（GiB），用于有模型配置时估算峰值（默认 64）",
+    "{first} (and {n} more problem(s) with the command line)": "{first}（命令行另有 {n} 个问题）",
     "{value!r} is not a positive number": "{value!r} 不是正数",
+    "{n} file(s) checked: {n_fail} with errors, {n_bad} not evaluated; {n_skip} skipped (no verl launch)":
+        "已检查 {n} 个文件：{n_fail} 个有错误，{n_bad} 个无法评估；跳过 {n_skip} 个（不启动 verl）",
+    "check launch files (*.args, launch *.sh scripts): for pre-commit and CI":
+        "检查启动文件（*.args、启动用的 *.sh 脚本）：用于 pre-commit 和 CI",
+    "Check each file as 'check --args-file FILE' would; files that launch no verl entry are skipped. Exit status: "
+    "the worst of the files.":
+        "按 'check --args-file FILE' 的方式检查每个文件；不启动 verl 入口的文件将被跳过。退出码取所有文件中最差"
+        "的结果。",
+    "launch files to check": "要检查的启动文件",
+    "id": "标识",
+    "name": "名称",
+    "kind": "类型",
+    "status": "状态",
+    "keys": "配置参数",
+    "feature": "特性",
+    "fused operator": "融合算子",
+    "Preview": "预览",
+    "Released": "已发布",
+    "Dev": "开发中",
+    "list every MindSpeed feature and fused operator, with its keys": "列出所有 MindSpeed 特性和融合算子及其配置参数",
+    "output format (default: table)": "输出格式（默认：table）",
+    "mindspeed=dense: recommended fused kernels for dense models (FA, RMSNorm, SwiGLU, RoPE) + distributed "
+    "optimizer.":
+        "mindspeed=dense: 稠密模型推荐的融合算子（FA、RMSNorm、SwiGLU、RoPE）+ 分布式优化器。",
+    "mindspeed=long_context: context-parallel-ready (ring attention + FA); set context_parallel_size >= 2.":
+        "mindspeed=long_context: 为上下文并行准备好的设置（环形注意力 + FA）；请设置 context_parallel_size >= "
+        "2。",
+    "mindspeed=mc2: dense + MC2 with sequence parallelism, for dense models with TP > 1.":
+        "mindspeed=mc2: dense + 带序列并行的 MC2，适用于 TP > 1 的稠密模型。",
+    "mindspeed=memory_saving: full uniform recompute + distributed optimizer + swap-optimizer.":
+        "mindspeed=memory_saving: 完全均匀重计算 + 分布式优化器 + swap-optimizer。",
+    "mindspeed=mla_moe: moe + multi-head latent attention for DeepSeek/Kimi/Moonlight-style models.":
+        "mindspeed=mla_moe: moe + 多头潜在注意力（MLA），适用于 DeepSeek/Kimi/Moonlight 类模型。",
+    "mindspeed=moe: dense + alltoall dispatcher, grouped GEMM, fused permute/unpermute for MoE models.":
+        "mindspeed=moe: dense + alltoall 分发器、分组 GEMM、融合 permute/unpermute，适用于 MoE 模型。",
+    "mindspeed=validate: validation and injection only, no MindSpeed flag.":
+        "mindspeed=validate: 只做校验和注入，不打开任何 MindSpeed 开关。",
+    "and installs the verl-mindspeed Hydra callback (validation and injection before Ray starts).":
+        "并安装 verl-mindspeed 的 Hydra 回调（在 Ray 启动前校验并注入）。",
+    "list the +mindspeed=<name> presets, or show what one of them sets": "列出 +mindspeed=<name> 预设，或显示某个预设设置的内容",
+    "a preset name (default: list them all)": "预设名称（默认：全部列出）",
+    "print JSON": "输出 JSON",
+    "no preset {name!r}; did you mean {near!r}? (available: {names})": "没有预设 {name!r}；您是不是想用 {near!r}？（可用：{names}）",
+    "no preset {name!r} (available: {names})": "没有预设 {name!r}（可用：{names}）",
+    "+mindspeed={name} sets:": "+mindspeed={name} 设置了：",
+    "+mindspeed={name} sets no flag.": "+mindspeed={name} 不设置任何开关。",
+    "use: {command}": "用法：{command}",
+    "launch verl's main_ppo with these arguments, after validating and injecting them":
+        "校验并注入这些参数之后，用它们启动 verl 的 main_ppo",
+    "Same as 'python3 -m verl_mindspeed.main_ppo ARGV...': give exactly the arguments that follow 'python3 -m "
+    "verl.trainer.main_ppo'; the options of run may come anywhere. Exits 1 before Ray starts when the MindSpeed "
+    "configuration has errors. VERL_MINDSPEED_ENTRY=<module> runs another @hydra.main entry (a recipe) instead of "
+    "verl.trainer.main_ppo.":
+        "与 'python3 -m verl_mindspeed.main_ppo ARGV...' 相同：给出 'python3 -m verl.trainer.main_ppo' 之后的全"
+        "部参数；run 自身的选项可以放在任意位置。MindSpeed 配置有错误时，在 Ray 启动前以退出码 1 结束。VERL_MI"
+        "NDSPEED_ENTRY=<module> 运行另一个 @hydra.main 入口（例如某个 recipe），而不是 verl.trainer.main_ppo。",
     "read the launch argv from a file: one argument per line ('#' comments), or the 'python3 -m ...' line of a "
     "shell script":
         "从文件读取启动参数：每行一个参数（'#' 为注释），或 shell 脚本中的 'python3 -m ...' 一行",
-    # -- command line, report, launcher, schema (cli/, report.py, integrations/launcher.py, schema/) ------
-    '{key} does not resolve: {reason}':
-        '{key} 无法解析：{reason}',
-    'set the variable, or write the value itself instead of the interpolation':
-        '请设置该变量，或直接写出取值而不用插值',
-    # -- command line, report, launcher, schema (cli/, report.py, integrations/launcher.py, schema/) ------
-    '{field}={value!r} in the model config is larger than {most}, beyond any real model':
-        '模型配置中的 {field}={value!r} 大于 {most}，超出任何真实模型的规模',
+    "{n} MindSpeed configuration error(s):": "{n} 个 MindSpeed 配置错误：",
+    "{name}.main is not a @hydra.main entry; this verl is not supported by the launcher: use +mindspeed=validate "
+    "with 'python3 -m {name}' instead":
+        "{name}.main 不是 @hydra.main 入口；启动器不支持这个版本的 verl：请改用 'python3 -m {name}' 加 +mindsp"
+        "eed=validate",
+    "cannot import the entry {name}: {error}": "无法导入入口 {name}：{error}",
+    "--multirun: the per-job configs are not checked; check each command with 'verl-mindspeed check ...'":
+        "--multirun：不会检查每个作业的配置；请用 'verl-mindspeed check ...' 逐条检查命令",
+    "{n} MindSpeed configuration error(s); stopping before Ray starts (fix the overrides above, or check again with "
+    "'verl-mindspeed check ...')":
+        "{n} 个 MindSpeed 配置错误；在 Ray 启动前停止（请修正上面的覆盖项，或用 'verl-mindspeed check ...' 再次"
+        "检查）",
+    "could not check this launch: {error}; stopping before Ray starts": "无法检查这次启动：{error}；在 Ray 启动前停止",
+    "{key} does not resolve: {reason}": "{key} 无法解析：{reason}",
+    "mlp_only_layers={value!r} in the model config is not a list of layer indices":
+        "模型配置中的 mlp_only_layers={value!r} 不是层号列表",
+    "--verl-config-dir {path} is not a directory": "--verl-config-dir {path} 不是目录",
+    "set the variable, or write the value itself instead of the interpolation": "请设置该变量，或直接写出取值而不用插值",
+    "{field}={value!r} in the model config is not an integer >= {least}": "模型配置中的 {field}={value!r} 不是 >= {least} 的整数",
+    "{field}={value!r} in the model config is larger than {most}, beyond any real model":
+        "模型配置中的 {field}={value!r} 大于 {most}，超出任何真实模型的规模",
+    "cannot read {path}: {reason}": "无法读取 {path}：{reason}",
+    "model-aware checks skipped: {reason}": "已跳过模型相关的检查：{reason}",
+    "model-aware checks skipped: the model path {path} does not exist on this machine (give its config.json with "
+    "--model-config)":
+        "已跳过模型相关的检查：模型路径 {path} 在本机上不存在（可用 --model-config 指定它的 config.json）",
+    "model-aware checks use {architecture} from {path}": "模型相关的检查使用 {path} 中的 {architecture}",
+    "model-aware checks skipped: the model path does not resolve ({error})": "已跳过模型相关的检查：模型路径无法解析（{error}）",
+    "Errors": "错误",
+    "Warnings": "警告",
+    "Notes": "提示",
+    "hint": "说明",
+    "fix": "修正",
+    "on": "开",
+    "off": "关",
+    "OK": "通过",
+    "FAILED": "未通过",
+    "Injected into the dicts MindSpeed reads": "已写入 MindSpeed 读取的字典",
+    "{n_err} error(s), {n_warn} warning(s); roles checked: {roles}": "{n_err} 个错误，{n_warn} 个警告；检查的角色：{roles}",
+    "Preset mindspeed={name} sets:": "预设 mindspeed={name} 设置了：",
+    "override_transformer_config must be a TransformerOverrides or a dict, got {type}":
+        "override_transformer_config 必须是 TransformerOverrides 或 dict，实际为 {type}",
+    "{name}={value!r}: {reason}": "{name}={value!r}：{reason}",
+    "{name}={value!r}: must be an integer >= {minimum}": "{name}={value!r}：必须是 >= {minimum} 的整数",
+    "{name}={value!r}: must be one of {choices}": "{name}={value!r}：必须是 {choices} 之一",
+    "{name}={value!r}: must be True or False": "{name}={value!r}：必须是 True 或 False",
+    "{name}={value!r}: must be an integer": "{name}={value!r}：必须是整数",
+    "unknown field {name!r} of {cls}": "{cls} 没有字段 {name!r}",
+    "{name!r} is not a field of {cls}: it belongs in {home}": "{name!r} 不是 {cls} 的字段：它应写在 {home} 中",
+    "unknown field {name!r} of {cls}; did you mean {near!r}?": "{cls} 没有字段 {name!r}；您是不是想用 {near!r}？",
 }
