@@ -87,8 +87,9 @@ def test_no_launch_is_a_usage_error(capsys, argv):
 @pytest.mark.parametrize("argv, fragment", [
     param(["--verl-config-dir", "/nonexistent", *BASE], "is not a directory", id="verl-config-dir"),
     param(["--config-path=" + "a" * 3000], "File name too long", id="long-config-path"),
-    param(["--args-file", "/nonexistent.args"], "cannot read --args-file", id="args-file"),
-    param(["--mindspeed-release", "2.3.0", *BASE], "did you mean '2.3.0_core_r0.12.1'?", id="release"),
+    param(["--args-file", "/nonexistent.args"], "cannot read /nonexistent.args", id="args-file"),
+    param(["--mindspeed-release", "9.9", *BASE], "unknown MindSpeed release '9.9'", id="release"),
+    param(["--device-memory-gib", "-1", *BASE], "'-1' is not a positive number", id="device-memory"),
     param(["--lang", "fr", *BASE], "invalid value 'fr'", id="lang"),
     param([*BASE, "--cfg", "yaml"], "invalid choice: 'yaml'", id="hydra-choice"),
 ])

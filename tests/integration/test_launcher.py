@@ -153,4 +153,4 @@ def test_run_command_reports_a_missing_args_file(capsys):
     from verl_mindspeed.cli import main
 
     assert main(["run", "--args-file", "/nonexistent.args"]) == 2
-    assert "cannot read --args-file /nonexistent.args" in capsys.readouterr().err
+    assert "cannot read /nonexistent.args" in capsys.readouterr().err
