@@ -124,7 +124,7 @@ def check_one(argv: list[str], ns: argparse.Namespace,
 
 
 def run(ns: argparse.Namespace) -> int:
-    if not ns.argv and not ns.args_file:
+    if not ns.argv and not ns.args_file and not ns.entry:  # nothing says which launch to check
         raise UsageError(tr("give the launch arguments (what follows 'python3 -m verl.trainer.main_ppo') "
                             "or --args-file FILE"), getattr(ns, "usage", ""))
     argv, source = launch_of(ns)
