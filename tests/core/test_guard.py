@@ -141,13 +141,15 @@ def world(monkeypatch):
         monkeypatch.setitem(sys.modules, name, module)
     monkeypatch.setattr(guard, "_state", guard._State())
 
-    def repatch(args):  # MindSpeed's: merge the dict into its namespace
+    def repatch(args):  # MindSpeed's: merge the dict into its namespace (and re-apply its patches, which
+        # would take a recording wrapper installed at that moment for megatron's own function)
+        assert not guard.is_wrapped(mpu.initialize_model_parallel)
         for k, v in args.items():
             setattr(ns, k, v)
 
     wrapped_repatch = guard._wrap_repatch(repatch)
 
-    class Engine:  # verl's MindSpeed engine: repatch, then the base class's early-returning init
+    class Base:  # verl's MegatronEngine: the first engine initializes the parallel state, later ones return
         def __init__(self, role, **config):
             self.model_config = types.SimpleNamespace(model_type="value_model" if role == "critic" else "lm")
             otc = config.pop("otc", {})
@@ -156,14 +158,19 @@ def world(monkeypatch):
                 "override_transformer_config": otc, **config})
 
         def _init_device_mesh(self):
-            wrapped_repatch({"use_flash_attn": True, **self.engine_config.override_transformer_config})
             if mpu.is_initialized():
                 return
             mpu.initialize_model_parallel(tensor_model_parallel_size=self.engine_config.tensor_model_parallel_size,
                                           context_parallel_size=self.engine_config.context_parallel_size)
 
-    Engine._init_device_mesh = guard._wrap_mesh(Engine._init_device_mesh)
-    return types.SimpleNamespace(mpu=mpu, ns=ns, Engine=Engine)
+    class Engine(Base):  # verl's MindSpeed engine: repatch, then the base class's
+        def _init_device_mesh(self):
+            wrapped_repatch({"use_flash_attn": True, **self.engine_config.override_transformer_config})
+            super()._init_device_mesh()
+
+    Base._init_device_mesh = guard._wrap_mesh(Base._init_device_mesh, True)
+    Engine._init_device_mesh = guard._wrap_mesh(Engine._init_device_mesh, False)
+    return types.SimpleNamespace(mpu=mpu, ns=ns, Engine=Engine, Base=Base)
 
 
 def test_equal_layouts_build_and_say_so(world, capsys):
@@ -183,6 +190,12 @@ def test_the_actor_stops_when_the_critic_built_another_layout(world):
     assert str(exc.value) == (
         "verl-mindspeed guard: actor asked for TP=2 but the process groups were built with TP=1 by the critic, "
         "which was built first (verl builds them once per process): set critic.megatron.tensor_model_parallel_size=2")
+
+
+def test_an_engine_without_mindspeed_is_checked_too(world):
+    world.Base("critic")._init_device_mesh()
+    with pytest.raises(gc.GuardError, match="actor asked for CP=2 but the process groups were built with CP=1 by the critic"):
+        world.Base("actor", context_parallel_size=2)._init_device_mesh()
 
 
 def test_a_repatch_that_does_not_reach_the_namespace_stops(world, monkeypatch):

@@ -127,7 +127,8 @@ def _patch(module) -> None:
         for value in list(vars(module).values()):
             if isinstance(value, type) and value.__module__ == module.__name__ \
                     and "_init_device_mesh" in vars(value) and not is_wrapped(vars(value)["_init_device_mesh"]):
-                value._init_device_mesh = _wrap_mesh(vars(value)["_init_device_mesh"])
+                value._init_device_mesh = _wrap_mesh(vars(value)["_init_device_mesh"],
+                                                     module.__name__ == _MEGATRON_ENGINE)
     for name in (_ADAPTOR, _MINDSPEED_ENGINE):
         holder = sys.modules.get(name)
         fn = getattr(holder, "repatch", None)
@@ -160,25 +161,27 @@ def _wrap_repatch(original):
     return _wrappers[id(original)]
 
 
-def _wrap_mesh(original):
+def _wrap_mesh(original, calls_megatron: bool):
+    """``calls_megatron``: ``original`` is the base engine's, the one that calls ``initialize_model_parallel``
+    (the MindSpeed engines' override calls ``repatch`` and then the base one)."""
+
     def _init_device_mesh(self, *args, **kwargs):
-        if _state.current is not None:  # the MindSpeed engine's override calls the base one: check once, outside
-            return original(self, *args, **kwargs)
         from megatron.core import parallel_state as mpu
 
+        if _state.current is not None:  # the MindSpeed engine's override calls the base one: check once, outside
+            return _recorded(original, self, args, kwargs, mpu) if calls_megatron else original(self, *args, **kwargs)
         from . import guard_checks as gc
 
         role = gc.role_of(getattr(getattr(self, "model_config", None), "model_type", None),
                           bool(getattr(self.engine_config, "forward_only", False)))
         was_built = _built(mpu)
-        plain = mpu.initialize_model_parallel
-        mpu.initialize_model_parallel = _recording(plain, role)
         _state.current, _state.sent = role, None
         try:
-            result = original(self, *args, **kwargs)
+            if calls_megatron:
+                result = _recorded(original, self, args, kwargs, mpu)
+            else:
+                result = original(self, *args, **kwargs)
         finally:
-            if is_wrapped(mpu.initialize_model_parallel):
-                mpu.initialize_model_parallel = plain
             _state.current = None
         if not was_built and _built(mpu) and _state.owner is None:
             _state.owner = gc.Owner(role, gc.asked_sizes(lambda n: getattr(self.engine_config, n, None)))
@@ -186,6 +189,20 @@ def _wrap_mesh(original):
         return result
 
     return _mark(_init_device_mesh, original)
+
+
+def _recorded(original, engine, args, kwargs, mpu):
+    """Call the base ``_init_device_mesh`` with ``initialize_model_parallel`` recording its caller.
+
+    Installed after ``repatch`` and removed right after: a ``repatch`` meanwhile would make MindSpeed take the
+    recording wrapper for the function it patches, and keep it."""
+    plain = mpu.initialize_model_parallel
+    mpu.initialize_model_parallel = _recording(plain, _state.current)
+    try:
+        return original(engine, *args, **kwargs)
+    finally:
+        if is_wrapped(mpu.initialize_model_parallel):
+            mpu.initialize_model_parallel = plain
 
 
 def _recording(original, role):
