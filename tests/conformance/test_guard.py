@@ -55,7 +55,9 @@ def composed(*overrides: str):
 
     from verl_mindspeed.compose import compose_argv
 
-    cfg = compose_argv(["--config-name=ppo_megatron_trainer", *overrides]).cfg
+    composition = compose_argv(["--config-name=ppo_megatron_trainer", *overrides])
+    assert not [i for i in composition.issues if i.severity == "error"], composition.issues  # Hydra would refuse it
+    cfg = composition.cfg
     OmegaConf.resolve(cfg)
     return cfg
 
