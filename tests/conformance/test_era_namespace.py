@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from test_guard import ERA_RELEASES, GAE, KL, A, C, R, composed, drive
+from test_guard_oracle import ERA_RELEASES, GAE, KL, A, C, R, composed, drive
 
 DENSE = (f"+{A}.use_flash_attn=True", f"+{A}.normalization=RMSNorm", f"+{A}.use_fused_rmsnorm=True",
          f"+{A}.swiglu=True", f"+{A}.use_fused_swiglu=True", f"+{A}.position_embedding_type=rope",

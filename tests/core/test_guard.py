@@ -1,6 +1,6 @@
 """The runtime guard without MindSpeed, megatron or verl: its comparisons, its wiring over stand-ins, its import hook.
 
-MindSpeed's real ``repatch`` and megatron's real parallel state drive it in ``tests/conformance/test_guard.py``.
+MindSpeed's real ``repatch`` and megatron's real parallel state drive it in ``tests/conformance/test_guard_oracle.py``.
 """
 
 from __future__ import annotations

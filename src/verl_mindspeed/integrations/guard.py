@@ -20,7 +20,7 @@ callback's ``guard=true`` option sets it and exports it to the Ray workers), it 
 Modules imported later are wrapped by an import hook, right after they execute (verl's MindSpeed engine
 binds ``repatch`` at import). verl 0.8 and earlier never load ``verl.plugins``: the guard does not run
 there. It has been tested on CPU only, with MindSpeed's real ``repatch`` and megatron's real parallel
-state over a fake process group (``tests/conformance/test_guard.py``); it has not run on an NPU.
+state over a fake process group (``tests/conformance/test_guard_oracle.py``); it has not run on an NPU.
 """
 
 from __future__ import annotations
