@@ -85,3 +85,19 @@ def test_verl_main_ppo_finds_the_presets_of_the_installed_wheel(venv, tmp_path):
                           capture_output=True, text=True, timeout=180, cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "stopping before Ray starts" in proc.stderr
+
+
+def test_import_verl_loads_the_guard_from_the_installed_wheel(venv, tmp_path):
+    """The wheel's ``verl.plugins`` entry point: ``import verl`` loads the guard, which installs itself only when asked."""
+    require("verl")
+    import os
+
+    code = ("import sys, verl\n"
+            "g = sys.modules.get('verl_mindspeed.integrations.guard')\n"
+            "print(g is not None and g.__file__.startswith(sys.prefix), g is not None and g.installed())\n")
+    base = {k: v for k, v in os.environ.items() if k not in ("VERL_MINDSPEED_GUARD", "VERL_USE_EXTERNAL_PLUGINS",
+                                                             "PYTHONPATH")}
+    for extra, expected in (({}, "True False"), ({"VERL_MINDSPEED_GUARD": "1"}, "True True")):
+        proc = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path, env={**base, **extra})
+        assert proc.stdout.strip() == expected, (proc.stdout, proc.stderr[-2000:])

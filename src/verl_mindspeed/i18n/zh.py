@@ -9,6 +9,26 @@ MESSAGES: dict[str, str] = {
     "verl 0.6.0 to 0.7.x": "verl 0.6.0 至 0.7.x",
     "verl 0.7.x with trainer.use_legacy_worker_impl=disable": "verl 0.7.x（trainer.use_legacy_worker_impl=disable）",
     "verl 0.8.0 and later": "verl 0.8.0 及以后",
+    # -- runtime guard (integrations/guard.py, guard_checks.py) -----------------------------------------------
+    "{role} asked for {asked} but the process groups were already built with {live} before any "
+    "verl engine of this process; verl builds them once per process":
+        "{role} 要求 {asked}，但本进程在任何 verl 引擎构建之前就已按 {live} 建好了进程组；verl 每个进程只建一次进程组",
+    "{role} asked for {asked} but megatron built the process groups with {live}":
+        "{role} 要求 {asked}，但 megatron 按 {live} 建好了进程组",
+    "{role} asked for {asked} but the process groups were built with {live} by the {owner}, which was "
+    "built first (verl builds them once per process): set {fix}":
+        "{role} 要求 {asked}，但进程组已由先构建的 {owner} 按 {live} 建好（verl 每个进程只建一次进程组）：请设置 {fix}",
+    "{role}: after its repatch MindSpeed's namespace holds {found}, but verl handed MindSpeed {asked}":
+        "{role}：repatch 之后 MindSpeed 的命名空间中为 {found}，但 verl 传给 MindSpeed 的是 {asked}",
+    "the {earlier} asked for {asked}, but the {role}'s repatch set {now} for the whole "
+    "process (MindSpeed's patches are process-wide; the last build wins)":
+        "{earlier} 要求 {asked}，但 {role} 的 repatch 为整个进程设置了 {now}（MindSpeed 的补丁作用于整个进程，"
+        "以最后构建的角色为准）",
+    "{role} runs with {keys} although its dict does not set them: an earlier build's repatch set "
+    "them and MindSpeed's namespace keeps them":
+        "{role} 的字典未设置 {keys}，却带着它们运行：它们由更早构建的角色的 repatch 设置，并保留在 MindSpeed 的命名空间中",
+    "{role} runs with the layout it asked for ({sizes})": "{role} 按其要求的并行布局运行（{sizes}）",
+    "{env} is set but the guard could not be installed: {error}": "已设置 {env}，但无法安装运行时守护：{error}",
     # -- resolver ------------------------------------------------------------------------------------------------
     "strategy={strategy}: the Megatron/MindSpeed settings {keys} have no effect":
         "strategy={strategy}：Megatron/MindSpeed 设置 {keys} 不会生效",

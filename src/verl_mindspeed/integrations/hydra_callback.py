@@ -13,7 +13,8 @@ Options (``++hydra.callbacks.verl_mindspeed.<name>=<value>``): ``release`` (Mind
 check against), ``strict`` (unknown keys far from any known key are errors too), ``model_config`` (a
 HF config.json or its directory, for the model-aware checks; default: ``actor_rollout_ref.model.path``
 when it exists on this machine), ``quiet`` (print only errors and warnings), ``lang`` (``en`` or ``zh``;
-default: from ``LC_ALL`` / ``LANG``).
+default: from ``LC_ALL`` / ``LANG``), ``guard`` (turn on the runtime guard of :mod:`.guard` in every Ray
+worker; also on when ``VERL_MINDSPEED_GUARD=1`` is set here).
 
 Imports neither torch nor verl: verl's config directory is located without importing verl.
 """
@@ -37,12 +38,14 @@ INSTALL_OVERRIDE = f"++{CALLBACK_KEY}._target_={TARGET}"
 
 class MindSpeedCallback(Callback):
     def __init__(self, release: Optional[str] = None, strict: bool = False,
-                 model_config: Optional[str] = None, quiet: bool = False, lang: Optional[str] = None) -> None:
+                 model_config: Optional[str] = None, quiet: bool = False, lang: Optional[str] = None,
+                 guard: bool = False) -> None:
         self.release = release
         self.strict = bool(strict)
         self.model_config = model_config
         self.quiet = bool(quiet)
         self.lang = lang if lang in LANGS else default_lang()
+        self.guard = bool(guard)
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         start = time.perf_counter()
@@ -66,6 +69,10 @@ class MindSpeedCallback(Callback):
                          "or check again with 'verl-mindspeed check ...')", n=len(res.errors))
             print(f"verl-mindspeed: {render(message, self.lang)}", file=sys.stderr, flush=True)
             raise SystemExit(1)
+        from . import guard
+
+        if self.guard or guard.enabled():
+            guard.export(config)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         message = tr("--multirun: the per-job configs are not checked; check each command with "
