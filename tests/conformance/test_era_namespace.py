@@ -47,7 +47,7 @@ MODES = [(era, injected) for era in ("engine", "legacy") for injected in (False,
 
 def predictions() -> dict[str, list[dict]]:
     """``"<launch>/<era>/<plain|injected>"`` -> the project's builds."""
-    from verl_mindspeed.resolve import resolve
+    from verl_mindspeed import resolve
 
     out = {}
     for name, overrides in LAUNCHES.items():
