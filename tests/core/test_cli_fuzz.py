@@ -47,7 +47,9 @@ FLAGS = [["--cfg", "job"], ["--cfg"], ["-m"], ["--resolve"], ["--info"], ["--inf
          ["--format", "json"], ["--format=xml"], ["--mindspeed-release", "bad"], ["--mindspeed-release", "2.2.0"],
          ["--verl-config-dir", "/nonexistent"], ["--verl-config-dir", "/"], ["--model-config", "/nonexistent"],
          ["--args-file", "/nonexistent.args"], ["-x"], ["--hydra-help"], ["--version"], ["-h"], ["--reslove"],
-         ["--package", "x"], ["-c", "all"], ["--experimental-rerun"], ["--shell-completion"]]
+         ["--package", "x"], ["-c", "all"], ["--experimental-rerun"], ["--shell-completion"], ["--launcher"],
+         ["--device-memory-gib", "0"], ["--device-memory-gib", "1e400"], ["--device-memory-gib", "24"],
+         ["--entry", "no.such.module"], ["--entry", "verl.trainer.main_ppo"], ["--mindspeed-release", "2.3"]]
 KEYS = ([f.path(p) for f in catalog.flags("otc") + catalog.flags("megatron") for p in catalog.ROLE_PREFIXES.values()]
         + ["mindspeed", "hydra.run.dir", "actor_rollout_ref.model.path", "trainer.n_gpus_per_node", "trainer.nnodes",
            "algorithm.adv_estimator", "model_engine", "actor_rollout_ref.actor.strategy", "critic.strategy",
@@ -148,12 +150,24 @@ class Case:
             path.write_text(text if kind == "plain" else "\n".join(f"  {ln}  " for ln in lines))
         self.argv = ["--args-file", str(path)]
 
+    def shell_script(self) -> None:
+        """The argv as a launch script: line continuations, a variable, quoting; sometimes no launch line."""
+        self.env.setdefault("VERL_MINDSPEED_FUZZ_SET", "3")
+        args = [a if self.rng.random() < 0.8 else f"'{a}'" for a in self.argv]
+        if args and self.rng.random() < 0.3:
+            args[-1] = args[-1].split("=", 1)[0] + "=$VERL_MINDSPEED_FUZZ_SET"
+        head = self.rng.choice(["python3 -m verl.trainer.main_ppo", "python3 -m verl_mindspeed.main_ppo",
+                                "echo no launch here", "python3 -m recipe.dapo.main_dapo"])
+        path = self.tmp / f"case{self.index}.sh"
+        path.write_text("#!/bin/bash\nset -x\nMODEL=/models/x\n" + " \\\n    ".join([head, *args]) + "\n")
+        self.argv = ["--args-file", str(path)]
+
     def environment(self) -> None:
         name, value = self.rng.choice(ENVS)
         self.env[name] = value
 
     OPS = ("typo_key", "set_value", "set_prefix", "add_override", "reshuffle", "add_flag", "add_flag",
-           "model_config", "args_file", "environment")
+           "model_config", "args_file", "shell_script", "environment")
 
     def mutate(self) -> None:
         for _ in range(self.rng.randint(1, 5)):
