@@ -37,6 +37,8 @@ DELIBERATE = {
     "mbridge-vpp": "verl's own NPU restriction (mbridge with VPP), raised by verl's engine, not by MindSpeed",
     "model-layers-pp": "megatron floors num_layers / PP silently: the model built has fewer layers than the "
                        "checkpoint",
+    "model-noop-layers": "no-op layers the model's num_layers does not count replace layers of the checkpoint: "
+                         "the weight loader fails or loads the wrong layers, after the config the oracle builds",
     "model-mla": "MLA switches or dimensions that differ from config.json build a model the checkpoint's weights "
                  "cannot be loaded into (the weight loader, after the config the oracle builds)",
     "role-sizes-agree": "verl reuses the first engine's parallel state for every later role without a check: the "
@@ -51,6 +53,8 @@ DELIBERATE = {
 DOCUMENTED_WARNINGS = {
     "cp-algo-without-cp": "context_parallel_algo only selects among CP patches, which need context_parallel_size > 1",
     "recompute-method-without-granularity": "megatron reads recompute_method/num_layers only under a granularity",
+    "model-memory": "the planner's estimate of the peak device memory against the device's capacity: nothing "
+                    "upstream checks it, the failure is an out-of-memory after the weights are loaded",
 }
 CLASSES = ("agree", "stricter-documented", "project-stricter", "project-missed", "severity-mismatch")
 #: Launch-line model names -> fixture model (the corpus and examples name models by path).
