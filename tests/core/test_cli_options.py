@@ -61,12 +61,22 @@ def test_unknown_flag_has_a_did_you_mean(capsys, flag, near):
 
 @pytest.mark.parametrize("flags", [["--cfg", "job"], ["--cfg=job", "--resolve"], ["-m"], ["--info"],
                                    ["--hydra-help"], ["-cn", "ppo_megatron_trainer"],
-                                   param(["--config-dir", "/tmp"], marks=pytest.mark.xfail(
-                                       reason="compose reads Hydra's --config-dir (an extra search path) as verl's "
-                                              "config directory", strict=True))])
+                                   ["--config-dir", "/tmp"]])
 def test_hydra_flags_are_accepted(base_cfg, capsys, flags):
     code, out, _ = run(capsys, "check", "--json", *BASE, "algorithm.adv_estimator=grpo", *flags)
     assert code == 0, out
+
+
+def test_config_dir_adds_a_folder_to_the_search_path_as_hydra_does(base_cfg, capsys, tmp_path):
+    """A user's own primary config in --config-dir, inheriting verl's trainer config from the primary folder."""
+    (tmp_path / "my_grpo.yaml").write_text("defaults:\n  - ppo_megatron_trainer\n  - _self_\n"
+                                           "algorithm:\n  adv_estimator: grpo\n"
+                                           "actor_rollout_ref:\n  actor:\n    megatron:\n"
+                                           "      override_transformer_config:\n        use_flash_atn: true\n")
+    code, out, _ = run(capsys, "check", "--json", "--config-path=config", f"--config-dir={tmp_path}",
+                       "--config-name=my_grpo")
+    assert code == 1
+    assert any("use_flash_attn" in json.dumps(i) for i in json.loads(out)["errors"])
 
 
 def test_overrides_split_by_a_flag_are_refused_as_hydra_would(capsys):

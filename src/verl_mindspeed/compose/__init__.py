@@ -172,9 +172,16 @@ def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl
     if verl_config_dir and verl_version:
         raise EvaluationError(tr("--verl-config-dir and --verl-version choose the tree two ways; give one"))
     args: LaunchArgs = split_argv(argv)
-    tree = find_verl_tree(verl_config_dir or args.config_dir, args.config_path, version=verl_version, entry=entry)
+    # Hydra's --config-dir adds a folder to the search path; the primary folder stays --config-path's.
+    added = tuple(d for d in [args.config_dir] if d)
+    for folder in added:
+        if not Path(folder).is_dir():
+            raise EvaluationError(tr("verl config directory not found: {path}", path=folder))
+    tree = find_verl_tree(verl_config_dir, args.config_path, version=verl_version, entry=entry)
     name = args.config_name or (tree.entry.config_name if tree.entry else None) or "ppo_trainer"
-    if not (tree.config_dir / f"{name}.yaml").is_file():
+    primary = next((d / f"{name}.yaml" for d in [tree.config_dir, *map(Path, added)] if (d / f"{name}.yaml").is_file()),
+                   tree.config_dir / f"{name}.yaml")
+    if not primary.is_file():
         options = sorted(p.stem for p in tree.config_dir.glob("*.yaml"))
         raise EvaluationError(tr("config name {name!r} not found in {folder}; available: {options}",
                                  name=name, folder=tree.config_dir, options=", ".join(options)))
@@ -187,11 +194,16 @@ def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl
         if override.is_sweep_override():
             issues.append(issue_for_failure(sweep_message(override_text), override, None, context))
             remaining.remove((override_text, override))
-    extra = searchpath_overrides(tree.root, tree.config_dir / f"{name}.yaml")
+    # Hydra's compose API reads the primary config from its main folder only: a primary config found in an added
+    # folder makes that folder the main one, and the tree's folder joins the search path in its place.
+    main = primary.parent
+    if main != tree.config_dir:
+        added = (str(tree.config_dir), *(d for d in added if Path(d).resolve() != main.resolve()))
+    extra = searchpath_overrides(tree.root, primary, added)
     base: Optional[DictConfig] = None
     for attempt in range(MAX_RETRIES):
         try:
-            cfg = compose(tree.config_dir, name, [t for t, _ in remaining] + extra)
+            cfg = compose(main, name, [t for t, _ in remaining] + extra)
             return Composition(cfg, tree, name, [t for t, _ in remaining], issues)
         except EvaluationError:
             raise
@@ -199,7 +211,7 @@ def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl
             if attempt == 0:
                 # Hydra stops at the first bad override: find the others in one pass against the config
                 # the top-level overrides (groups such as model_engine=..., presets) compose, then retry.
-                base = base_config(tree.config_dir, name, remaining, extra)
+                base = base_config(main, name, remaining, extra)
                 screened = screen(base, remaining)
                 for culprit, message in screened:
                     remaining.remove(culprit)

@@ -51,25 +51,25 @@ def screen(base: Optional[DictConfig], remaining: list) -> list[tuple[tuple, str
     return found
 
 
-def searchpath_overrides(root: Optional[Path], primary_file: Path) -> list[str]:
-    """The experimental entries' configs say ``hydra.searchpath: [file://verl/trainer/config]``, a path relative
-    to the folder verl's scripts run from (the source checkout). Anchor it to the tree being checked."""
-    if root is None:
-        return []
-    try:
-        primary = OmegaConf.load(primary_file)
-        entries = OmegaConf.select(primary, "hydra.searchpath", default=None)
-    except Exception:  # noqa: BLE001 - a broken primary file is Hydra's to report
-        return []
-    if not entries:
-        return []
+def searchpath_overrides(root: Optional[Path], primary_file: Path, extra_dirs: tuple[str, ...] = ()) -> list[str]:
+    """The search path Hydra would use beyond the primary folder, as one ``hydra.searchpath`` override.
+
+    The experimental entries' configs say ``hydra.searchpath: [file://verl/trainer/config]``, a path relative
+    to the folder verl's scripts run from (the source checkout): anchored to the tree being checked. Hydra's
+    ``--config-dir`` (``extra_dirs``) adds a folder after them."""
+    entries: list = []
+    if root is not None:
+        try:
+            entries = list(OmegaConf.select(OmegaConf.load(primary_file), "hydra.searchpath", default=None) or [])
+        except Exception:  # noqa: BLE001 - a broken primary file is Hydra's to report
+            entries = []
     anchored = []
-    for item in entries:
+    for item in [*entries, *(f"file://{Path(d).resolve()}" for d in extra_dirs)]:
         text = str(item)
-        if text.startswith("file://") and not Path(text[len("file://"):]).is_absolute():
+        if root is not None and text.startswith("file://") and not Path(text[len("file://"):]).is_absolute():
             text = f"file://{root / text[len('file://'):]}"
         anchored.append("'" + text.replace("'", "\\'") + "'")
-    return [f"hydra.searchpath=[{','.join(anchored)}]"]
+    return [f"hydra.searchpath=[{','.join(anchored)}]"] if anchored else []
 
 
 def compose(config_dir: Path, name: str, overrides: list[str]) -> DictConfig:
