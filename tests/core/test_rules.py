@@ -330,3 +330,13 @@ def test_repatch_merges_in_build_order(resolve_cfg):
     critic, actor = builds[0], builds[-1]
     assert "use_fused_rmsnorm" not in critic["namespace"]
     assert actor["namespace"]["use_fused_rmsnorm"] is True
+
+
+@pytest.mark.parametrize("release, severity", [("2.3.0_core_r0.12.1", "warning"), ("26.0.0_core_r0.12.1", "error"),
+                                               ("26.1.0_core_r0.12.1", "error"), ("core_r0.16.0", "warning"),
+                                               ("master", "error")])
+def test_mc2_at_tp1_raises_only_where_the_release_raises(resolve_cfg, release, severity):
+    """mc2.py validate_args: an AssertionError on 26.0.0, 26.1.0 and master; a warning that skips MC2 elsewhere."""
+    result = resolve_cfg({O + "use_ascend_mc2": True}, release=release)
+    found = [i.severity for i in _find(result, "mc2-requires-sp-tp")]
+    assert found == [severity]

@@ -217,7 +217,8 @@ def tp_extend_ep(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
 
 @rule("mc2-requires-sp-tp", cites="mindspeed/features_manager/tensor_parallel/mc2.py register_patches, "
-      "validate_args", holds_for="MindSpeed 26.0.0+ raise; 2.2.0-2.3.0 warn and skip MC2")
+      "validate_args", holds_for="MindSpeed 26.0.0, 26.1.0 and master raise; 2.2.0, 2.3.0 and core_r0.16.0 warn "
+      "and skip MC2")
 def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """MC2 reads TP (and on 2.2.0 SP) from MindSpeed's namespace, then validates the built config."""
     if role.ns.get("use_ascend_mc2") is True:
@@ -232,7 +233,8 @@ def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
             return
     if not role.on("use_ascend_mc2"):
         return
-    make = error if release_at_least(ctx.release, (26, 0, 0)) else warning
+    raises = release_at_least(ctx.release, (26, 0, 0)) and not ctx.release.startswith("core_r0.16")
+    make = error if raises else warning
     if role.built_size("tensor_model_parallel_size") == 1:
         yield make(role.mkey("tensor_model_parallel_size"),
                    tr("use_ascend_mc2=True requires tensor_model_parallel_size > 1"),
