@@ -1,6 +1,7 @@
 """Every ```python and ```bash block of README.md runs as written.
 
-Skipped, and listed in the test's output: a block right under an HTML comment such as
+Skipped, and listed in the test's output (the README's first command, which installs, runs in
+``tests/integration/test_readme_main_command.py``): a block right under an HTML comment such as
 ``<!-- needs: npu -->`` or ``<!-- needs: cluster -->``; a block that installs (``pip install``,
 ``bash tools/test.sh``); a block with elided arguments (a bare ``...``).
 
