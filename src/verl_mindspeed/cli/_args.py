@@ -74,6 +74,20 @@ def add_common(p: argparse.ArgumentParser, lang: str) -> None:
                    help=render(tr("print the version of verl-mindspeed and exit"), lang))
 
 
+def add_judging_options(p: argparse.ArgumentParser, lang: str) -> None:
+    """What ``check`` and ``run`` both judge a launch with: strictness, the model, the MindSpeed release."""
+    from ..catalog import universe
+
+    say = lambda text: render(text, lang)  # noqa: E731
+    p.add_argument("--strict", action="store_true", help=say(tr("unknown keys far from any known key are errors too")))
+    p.add_argument("--model-config", metavar="PATH",
+                   help=say(tr("a HF config.json, or a directory holding one, for model-aware checks")))
+    p.add_argument("--mindspeed-release", default=None, metavar="RELEASE", help=say(tr(
+        "MindSpeed release to check against: a branch ({branches}) or its short name (26.1, 2.3); default: the "
+        "installed MindSpeed's, else {release}", branches=", ".join(universe.releases()),
+        release=universe.DEFAULT_RELEASE)))
+
+
 def own_options(p: argparse.ArgumentParser) -> dict[str, bool]:
     """Every option string of a command -> whether it takes a value."""
     return {s: a.nargs != 0 for a in p._actions for s in a.option_strings}

@@ -11,12 +11,11 @@ import argparse
 import time
 from typing import Any, Optional
 
-from ..catalog import universe
 from ..i18n import render, tr
 from ..launch import LaunchFile, evaluate, read_launch_file
 from ..report import failed, json_report, report
 from . import _output
-from ._args import UsageError, add_common, choice, hydra_problems
+from ._args import UsageError, add_common, add_judging_options, choice, hydra_problems
 
 
 def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
@@ -45,16 +44,9 @@ def add_check_options(p: argparse.ArgumentParser, lang: str) -> None:
                    help=say(tr("output: the text report, one JSON object, SARIF 2.1.0, or GitHub annotations")))
     p.add_argument("--fail-on", type=choice(("error", "warning"), lang), default="error", metavar="{error,warning}",
                    help=say(tr("exit 1 on errors (default), or on warnings too")))
-    p.add_argument("--strict", action="store_true",
-                   help=say(tr("unknown keys far from any known key are errors too")))
+    add_judging_options(p, lang)
     p.add_argument("--verl-config-dir", metavar="DIR",
                    help=say(tr("verl's trainer/config directory (default: the installed verl's)")))
-    p.add_argument("--model-config", metavar="PATH",
-                   help=say(tr("a HF config.json, or a directory holding one, for model-aware checks")))
-    p.add_argument("--mindspeed-release", default=None, metavar="RELEASE", help=say(tr(
-        "MindSpeed release to check against: a branch ({branches}) or its short name (26.1, 2.3); default: the "
-        "installed MindSpeed's, else {release}", branches=", ".join(universe.releases()),
-        release=universe.DEFAULT_RELEASE)))
     p.add_argument("--verl-version", metavar="VERSION", help=say(tr(
         "check against this verl release's config tree instead of the installed verl's (downloaded from PyPI "
         "once, then cached)")))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from ..catalog import universe
 from ..i18n import render, tr
 from . import _output
 from ..errors import EvaluationError
-from ._args import UsageError, add_common, reason
+from ._args import UsageError, add_common, add_judging_options, reason
 from .check import launch_argv_of, validate_launch_argv
 
 
@@ -23,13 +22,7 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
             "when the MindSpeed configuration has errors. VERL_MINDSPEED_ENTRY=<module> runs another @hydra.main "
             "entry (a recipe) instead of verl.trainer.main_ppo.")),
     )
-    p.add_argument("--strict", action="store_true", help=say(tr("unknown keys far from any known key are errors too")))
-    p.add_argument("--model-config", metavar="PATH",
-                   help=say(tr("a HF config.json, or a directory holding one, for model-aware checks")))
-    p.add_argument("--mindspeed-release", default=None, metavar="RELEASE", help=say(tr(
-        "MindSpeed release to check against: a branch ({branches}) or its short name (26.1, 2.3); default: the "
-        "installed MindSpeed's, else {release}", branches=", ".join(universe.releases()),
-        release=universe.DEFAULT_RELEASE)))
+    add_judging_options(p, lang)
     p.add_argument("--args-file", metavar="FILE", help=say(tr(
         "read the launch argv from a file: one argument per line ('#' comments), or the 'python3 -m ...' line "
         "of a shell script")))
