@@ -53,6 +53,10 @@ DELIBERATE = {
 DOCUMENTED_WARNINGS = {
     "cp-algo-without-cp": "context_parallel_algo only selects among CP patches, which need context_parallel_size > 1",
     "recompute-method-without-granularity": "megatron reads recompute_method/num_layers only under a granularity",
+    "flash-attn-off": "use_flash_attn=False (or absent where verl adds no default): MindSpeed never registers its "
+                      "fused attention; a legal setting with a cost, which the oracle cannot see",
+    "moe-async-comm-alone": "moe_permutation_async_comm=True without a feature that reads it: a legal key with no "
+                            "effect, which the oracle cannot see",
     "model-memory": "the planner's estimate of the peak device memory against the device's capacity: nothing "
                     "upstream checks it, the failure is an out-of-memory after the weights are loaded",
 }

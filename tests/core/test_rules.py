@@ -173,7 +173,16 @@ CASES = [
      {M + "tensor_model_parallel_size": 2, M + "expert_tensor_parallel_size": 1,
       O + "moe_token_dispatcher_type": "alltoall_seq"}, "error", M + "expert_tensor_parallel_size",
      "moe_token_dispatcher_type=alltoall_seq requires expert_tensor_parallel_size equal to tensor_model_parallel_size "
-     "(got 1 and 2)", {M + "tensor_model_parallel_size": 2, O + "moe_token_dispatcher_type": "alltoall_seq"}, {}),
+     "(got 1 and 2)", {M + "tensor_model_parallel_size": 2, O + "moe_token_dispatcher_type": "alltoall_seq",
+                       O + "variable_seq_lengths": False}, {}),
+    ("moe-dispatcher-variable-seq", {O + "moe_token_dispatcher_type": "allgather"}, "error",
+     O + "moe_token_dispatcher_type", "moe_token_dispatcher_type=allgather requires variable_seq_lengths=False, but "
+     "verl builds every model with variable_seq_lengths=True: megatron-core raises ValueError; use alltoall",
+     {O + "moe_token_dispatcher_type": "alltoall"}, {}),
+    ("moe-dispatcher-variable-seq", {O + "moe_token_dispatcher_type": "alltoall_seq"}, "error",
+     O + "moe_token_dispatcher_type", "moe_token_dispatcher_type=alltoall_seq requires variable_seq_lengths=False, "
+     "but verl builds every model with variable_seq_lengths=True: megatron-core raises ValueError; use alltoall",
+     {O + "moe_token_dispatcher_type": "alltoall_seq"}, {"pass_opts": MCORE16}),
     ("moe-async-comm-alone", {O + "moe_permutation_async_comm": True}, "warning", O + "moe_permutation_async_comm",
      "moe_permutation_async_comm=True has no effect on its own: it is a precondition of moe_tp_extend_ep, "
      "moe_alltoall_overlap_comm and moe_allgather_overlap_comm",
@@ -205,7 +214,7 @@ CASES = [
      "moe_allgather_overlap_comm=True requires moe_token_dispatcher_type=allgather (got alltoall, which the model "
      "bridge sets unless the dict says otherwise)",
      {O + "moe_allgather_overlap_comm": True, O + "moe_permutation_async_comm": True,
-      O + "moe_token_dispatcher_type": "allgather"}, {}),
+      O + "moe_token_dispatcher_type": "allgather", O + "variable_seq_lengths": False}, {}),
     ("moe-tp-extend-ep",
      {O + "moe_tp_extend_ep": True, O + "moe_permutation_async_comm": True, M + "expert_model_parallel_size": 2},
      "error", O + "num_experts",
@@ -340,3 +349,13 @@ def test_mc2_at_tp1_raises_only_where_the_release_raises(resolve_cfg, release, s
     result = resolve_cfg({O + "use_ascend_mc2": True}, release=release)
     found = [i.severity for i in _find(result, "mc2-requires-sp-tp")]
     assert found == [severity]
+
+
+@pytest.mark.parametrize("release", ["2.2.0_core_r0.12.1", "26.1.0_core_r0.12.1"])
+def test_mc2_with_sp_false_in_the_dict_never_reads_tp(resolve_cfg, release):
+    """register_patches short-circuits on `not args.sequence_parallel`: TP is not read, so no AttributeError."""
+    plain = resolve_cfg({O + "use_ascend_mc2": True, O + "sequence_parallel": False}, release=release, injected=False)
+    messages = [str(i.message) for i in _find(plain, "mc2-requires-sp-tp")]
+    assert messages and not any("AttributeError" in m for m in messages)
+    without_sp = resolve_cfg({O + "use_ascend_mc2": True}, release=release, injected=False)
+    assert any("AttributeError" in str(i.message) for i in _find(without_sp, "mc2-requires-sp-tp"))

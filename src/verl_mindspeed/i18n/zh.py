@@ -278,6 +278,10 @@ MESSAGES: dict[str, str] = {
     "moe_allgather_overlap_comm=True requires moe_token_dispatcher_type=allgather (got {value}, which the model bridge "
     "sets unless the dict says otherwise)":
         "moe_allgather_overlap_comm=True 需要 moe_token_dispatcher_type=allgather（实际为 {value}，除非字典另行指定，模型 bridge 会设置它）",
+    "moe_token_dispatcher_type={value} requires variable_seq_lengths=False, but verl builds every model with "
+    "variable_seq_lengths=True: megatron-core raises ValueError; use alltoall":
+        "moe_token_dispatcher_type={value} 需要 variable_seq_lengths=False，但 verl 构建每个模型时都设置 "
+        "variable_seq_lengths=True：megatron-core 会抛出 ValueError；请使用 alltoall",
     "moe_allgather_overlap_comm=True requires moe_permutation_async_comm=True":
         "moe_allgather_overlap_comm=True 需要 moe_permutation_async_comm=True",
     "moe_allgather_overlap_comm=True requires moe_grouped_gemm=True": "moe_allgather_overlap_comm=True 需要 moe_grouped_gemm=True",

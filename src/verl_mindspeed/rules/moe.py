@@ -135,7 +135,7 @@ def bridge_permute_fusion(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
 
 @rule("moe-alltoall-overlap", cites=_MS_MOE + "moe_alltoall_overlap.py validate_args",
-      holds_for="MindSpeed 2.2.0+ (EP > 1 from 26.1.0)")
+      holds_for="MindSpeed 2.2.0+ (EP > 1 on 26.1.0 and master; core_r0.16.0 has no EP check)")
 def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if not role.on("moe_alltoall_overlap_comm"):
         return
@@ -145,7 +145,7 @@ def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
             "moe_alltoall_overlap_comm=True requires moe_token_dispatcher_type=alltoall or alltoall_seq (got {value})",
             value=dispatcher), key, override=role.set_line("moe_token_dispatcher_type", "alltoall"))
         return
-    if role.ep == 1 and release_at_least(ctx.release, (26, 1, 0)):
+    if role.ep == 1 and release_at_least(ctx.release, (26, 1, 0)) and not ctx.release.startswith("core_r0.16"):
         yield error(role.mkey("expert_model_parallel_size"),
                     tr("moe_alltoall_overlap_comm=True requires expert_model_parallel_size > 1"), key)
     if _known_false(role, ctx, "moe_grouped_gemm"):
@@ -165,6 +165,20 @@ def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
                 "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall_seq and "
                 "tensor_model_parallel_size > 1 requires moe_tp_extend_ep=True"), key,
                 override=role.set_line("moe_tp_extend_ep", True))
+
+
+@rule("moe-dispatcher-variable-seq", cites="megatron/core/transformer/transformer_config.py __post_init__ "
+      "(dispatcher and variable_seq_lengths; alltoall_seq and moe_permute_fusion); verl's config builders set "
+      "variable_seq_lengths=True", holds_for="megatron-core 0.12 (allgather, alltoall_seq) and 0.16 (allgather)")
+def dispatcher_variable_seq(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """verl builds every model with variable_seq_lengths=True, which megatron refuses for these dispatchers."""
+    dispatcher = _dispatcher(role)
+    refused = ("allgather", "alltoall_seq") if ctx.core < (0, 16) else ("allgather",)
+    if dispatcher in refused and role.built.get("variable_seq_lengths", True) is True:
+        yield error(role.key("moe_token_dispatcher_type"), tr(
+            "moe_token_dispatcher_type={value} requires variable_seq_lengths=False, but verl builds every model with "
+            "variable_seq_lengths=True: megatron-core raises ValueError; use alltoall", value=dispatcher),
+            "moe-dispatcher-variable-seq", override=role.set_line("moe_token_dispatcher_type", "alltoall"))
 
 
 @rule("moe-allgather-overlap", cites=_MS_MOE + "moe_allgather_overlap.py validate_args",
@@ -222,8 +236,13 @@ def tp_extend_ep(role: RoleView, ctx: Context) -> Iterable[Issue]:
 def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """MC2 reads TP (and on 2.2.0 SP) from MindSpeed's namespace, then validates the built config."""
     if role.ns.get("use_ascend_mc2") is True:
-        needed = ["tensor_model_parallel_size"] + (["sequence_parallel"] if ctx.release.startswith("2.2.") else [])
-        missing = [k for k in needed if not role.in_ns(k)]
+        # register_patches: `[hasattr(args, 'sequence_parallel') and] not args.sequence_parallel or
+        # int(args.tensor_model_parallel_size) == 1`: 2.2.0 reads SP unguarded; TP is read unless SP is False.
+        sp_known = role.in_ns("sequence_parallel")
+        missing = ["sequence_parallel"] if ctx.release.startswith("2.2.") and not sp_known else []
+        reads_tp = not (sp_known and not role.ns.get("sequence_parallel"))
+        if reads_tp and not role.in_ns("tensor_model_parallel_size"):
+            missing.insert(0, "tensor_model_parallel_size")
         if missing:
             yield error(role.key("use_ascend_mc2"), tr(
                 "use_ascend_mc2=True requires {keys} in override_transformer_config: MindSpeed's MC2 patch reads "
