@@ -21,6 +21,7 @@ MCORE16 = {"release": "core_r0.16.0"}
 GAE = {"algorithm.adv_estimator": "gae", "critic.strategy": "megatron"}
 MB = {M + "vanilla_mbridge": True}
 FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "models"
+MLA_MOE_MODEL = load_model_spec(FIXTURES / "Moonlight-16B-A3B-Instruct")[0]  # DeepSeek-V3 family: shared experts
 MOE_MODEL = load_model_spec(FIXTURES / "Qwen3-30B-A3B")[0]  # mbridge: the bridge that does not set position_embedding_type
 
 # (rule id, failing settings, severity, key, exact message, passing settings, options)
@@ -175,6 +176,10 @@ CASES = [
      "moe_token_dispatcher_type=alltoall_seq requires expert_tensor_parallel_size equal to tensor_model_parallel_size "
      "(got 1 and 2)", {M + "tensor_model_parallel_size": 2, O + "moe_token_dispatcher_type": "alltoall_seq",
                        O + "variable_seq_lengths": False}, {}),
+    ("moe-shared-expert-overlap-dispatcher", {O + "moe_token_dispatcher_type": "flex"}, "error",
+     O + "moe_token_dispatcher_type", "moe_token_dispatcher_type=flex requires moe_shared_expert_overlap=False (verl "
+     "turns it on for this model): megatron-core allows the overlap only with alltoall",
+     {O + "moe_token_dispatcher_type": "flex", O + "moe_shared_expert_overlap": False}, {"model": MLA_MOE_MODEL}),
     ("moe-dispatcher-variable-seq", {O + "moe_token_dispatcher_type": "allgather"}, "error",
      O + "moe_token_dispatcher_type", "moe_token_dispatcher_type=allgather requires variable_seq_lengths=False, but "
      "verl builds every model with variable_seq_lengths=True: megatron-core raises ValueError; use alltoall",

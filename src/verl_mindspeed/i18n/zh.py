@@ -282,6 +282,10 @@ MESSAGES: dict[str, str] = {
     "variable_seq_lengths=True: megatron-core raises ValueError; use alltoall":
         "moe_token_dispatcher_type={value} 需要 variable_seq_lengths=False，但 verl 构建每个模型时都设置 "
         "variable_seq_lengths=True：megatron-core 会抛出 ValueError；请使用 alltoall",
+    "moe_token_dispatcher_type={value} requires moe_shared_expert_overlap=False (verl turns it on for this "
+    "model): megatron-core allows the overlap only with alltoall":
+        "moe_token_dispatcher_type={value} 需要 moe_shared_expert_overlap=False（verl 会为该模型开启它）："
+        "megatron-core 只允许在 alltoall 下使用该重叠",
     "moe_allgather_overlap_comm=True requires moe_permutation_async_comm=True":
         "moe_allgather_overlap_comm=True 需要 moe_permutation_async_comm=True",
     "moe_allgather_overlap_comm=True requires moe_grouped_gemm=True": "moe_allgather_overlap_comm=True 需要 moe_grouped_gemm=True",

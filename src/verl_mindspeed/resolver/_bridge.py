@@ -20,6 +20,7 @@ Without a model config only the model-independent values are known; MoE and MLA 
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 CONVERTER, MBRIDGE, MEGATRON_BRIDGE = "converter", "mbridge", "megatron-bridge"
@@ -65,9 +66,15 @@ def bridge_view(megatron: dict[str, Any], groups: dict[str, Any], model: Any = N
         if model.is_moe:
             out["num_moe_experts"] = model.num_experts
             out["moe_grouped_gemm"] = True
+            if model.shared_expert_intermediate_size and _OVERLAPS_SHARED_EXPERTS.search(model.architecture):
+                # verl's converters for Qwen2-MoE and DeepSeek-V3 (config_converter.py), and the bridges after them
+                out["moe_shared_expert_overlap"] = True
         if model.is_mla:
             out["multi_latent_attention"] = True
     return out
+
+
+_OVERLAPS_SHARED_EXPERTS = re.compile(r"^(Qwen2Moe|DeepseekV3|DeepseekV2)")
 
 
 def _size(value: Optional[int]) -> int:

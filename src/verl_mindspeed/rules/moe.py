@@ -181,6 +181,20 @@ def dispatcher_variable_seq(role: RoleView, ctx: Context) -> Iterable[Issue]:
             "moe-dispatcher-variable-seq", override=role.set_line("moe_token_dispatcher_type", "alltoall"))
 
 
+@rule("moe-shared-expert-overlap-dispatcher", cites="megatron/core/transformer/transformer_config.py __post_init__ "
+      "(moe_shared_expert_overlap); verl/models/mcore/config_converter.py (Qwen2-MoE, DeepSeek-V3 turn it on)",
+      holds_for="megatron-core 0.12 and 0.16")
+def shared_expert_overlap_dispatcher(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """verl turns the shared-expert overlap on for Qwen2-MoE and DeepSeek-V3 models; megatron allows it only with
+    the alltoall dispatcher."""
+    dispatcher = _dispatcher(role)
+    if role.built.get("moe_shared_expert_overlap") is True and dispatcher not in (None, "alltoall"):
+        yield error(role.key("moe_token_dispatcher_type"), tr(
+            "moe_token_dispatcher_type={value} requires moe_shared_expert_overlap=False (verl turns it on for this "
+            "model): megatron-core allows the overlap only with alltoall", value=dispatcher),
+            "moe-shared-expert-overlap-dispatcher", override=role.set_line("moe_shared_expert_overlap", False))
+
+
 @rule("moe-allgather-overlap", cites=_MS_MOE + "moe_allgather_overlap.py validate_args",
       holds_for="MindSpeed 2.2.0+")
 def allgather_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
