@@ -57,6 +57,10 @@ DOCUMENTED_WARNINGS = {
                       "fused attention; a legal setting with a cost, which the oracle cannot see",
     "moe-async-comm-alone": "moe_permutation_async_comm=True without a feature that reads it: a legal key with no "
                             "effect, which the oracle cannot see",
+    "mc2-requires-sp-tp": "as a warning (2.2.0, 2.3.0, core_r0.16.0): MindSpeed itself warns in mc2.py validate_args "
+                          "and runs without MC2; the oracle records exceptions and unapplied patches, not warnings.warn",
+    "mc2-conflicts": "as a warning, MC2 on a MoE model: MindSpeed's MC2 documentation says it is not for MoE models; "
+                     "no code path checks it",
     "model-memory": "the planner's estimate of the peak device memory against the device's capacity: nothing "
                     "upstream checks it, the failure is an out-of-memory after the weights are loaded",
 }
