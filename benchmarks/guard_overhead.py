@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from plugin_overhead import ROOT, make_venv  # noqa: E402
+from plugin_overhead import ROOT, build_wheel, make_venv  # noqa: E402
 
 GUARD = "VERL_MINDSPEED_GUARD"
 VARIANTS = {
@@ -66,9 +66,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                        str(tmpdir / "dist"), str(args.source)], check=True, env=environ({}))
-        (wheel,) = (tmpdir / "dist").glob("*.whl")
+        wheel = build_wheel(args.source, tmpdir / "dist", environ({}))
         python = str(make_venv(tmpdir / "venv", wheel))
         imports: dict[str, list[float]] = {label: [] for label in VARIANTS}
         for label, extra in VARIANTS.items():

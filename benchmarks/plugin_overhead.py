@@ -36,6 +36,14 @@ PLUGINS = ("from hydra.core.plugins import Plugins; from hydra.plugins.search_pa
            "print(sorted(c.__name__ for c in Plugins.instance().discover(SearchPathPlugin)))")
 
 
+def build_wheel(source: Path, dest: Path, env: dict | None = None) -> Path:
+    """The project's wheel, built from ``source`` into ``dest`` (the dependencies are this Python's)."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dest),
+                    str(source)], check=True, env=env)
+    (wheel,) = dest.glob("*.whl")
+    return wheel
+
+
 def make_venv(where: Path, wheel: Path | None) -> Path:
     """A venv seeing this Python's site-packages (not its .pth files, so no editable install), plus ``wheel``."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
@@ -62,9 +70,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                        str(tmpdir / "dist"), str(args.source)], check=True)
-        (wheel,) = (tmpdir / "dist").glob("*.whl")
+        wheel = build_wheel(args.source, tmpdir / "dist")
         pythons = {"without the plugin": make_venv(tmpdir / "without", None),
                    "with the plugin": make_venv(tmpdir / "with", wheel)}
         app = tmpdir / "app.py"
