@@ -33,12 +33,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Optional
 
 from omegaconf import DictConfig, OmegaConf
 
-from .catalog import OTC, ROLE_PREFIXES
 from .i18n import tr
 
 LEGACY = "legacy"
@@ -132,20 +130,6 @@ def era_of(version: str) -> str:
     return LEGACY if parts[:2] < FIRST_ENGINE else ENGINE
 
 
-def era_of_tree(config_dir: Union[str, Path]) -> str:
-    """The era of a config tree: from ``verl/version/version`` if present, else from its layout.
-
-    Layout markers (verified on 0.6.1, 0.7.1, 0.8.0, 0.9.1): ``model_engine/megatron.yaml``
-    appears in 0.8.0 together with the per-engine repatch.
-    """
-    from .compose import tree_version
-
-    version = tree_version(config_dir)
-    if version is not None:
-        return era_of(version)
-    return ENGINE if (Path(config_dir) / "model_engine" / "megatron.yaml").is_file() else LEGACY
-
-
 def worker_mode(cfg: DictConfig, era: str) -> str:
     """Refine :data:`LEGACY` to :data:`ENGINE_07` when a 0.7 config opts into the new engine workers."""
     if era != LEGACY:
@@ -154,75 +138,4 @@ def worker_mode(cfg: DictConfig, era: str) -> str:
     return ENGINE_07 if choice == "disable" else LEGACY
 
 
-def sent_dict(era: Era, otc: dict[str, Any], cp: int) -> dict[str, Any]:
-    """The dict verl hands to ``repatch`` for one build, given the dict it reads (``otc``)."""
-    args = dict(otc)
-    if era.adds == "fa_on":
-        args["use_flash_attn"] = True
-    elif era.adds == "fa_default":
-        if args.get("use_flash_attn_npu_batch_invariant"):
-            args["use_flash_attn"] = False
-        else:
-            args.setdefault("use_flash_attn", True)
-    if era.adds != "nothing" and cp > 1:
-        args["context_parallel_size"] = cp
-    return args
-
-
-@dataclass(frozen=True)
-class RepatchCall:
-    """One ``repatch(...)`` call: the roles it serves and the dict MindSpeed receives."""
-
-    roles: tuple[str, ...]
-    source: str
-    """The config path the dict is read from."""
-    args: dict[str, Any]
-
-
-def repatch_calls(cfg: DictConfig, era: str, roles: Optional[list[str]] = None) -> list[RepatchCall]:
-    """What MindSpeed receives, call by call in build order, in ``era`` for the composed ``cfg`` (resolved data).
-
-    ``roles`` defaults to the roles verl builds (``need_reference_policy``/``need_critic``) that use
-    the megatron strategy.
-    """
-    from .resolver._roles import active_roles
-
-    spec = ERAS[worker_mode(cfg, era)]
-    if roles is None:
-        roles = [r for r in active_roles(cfg) if _strategy(cfg, r) == "megatron"]
-    calls = []
-    for role in spec.builds(roles):
-        if not spec.repatches(role):
-            continue
-        source = spec.dict_source(role)
-        cp = OmegaConf.select(cfg, f"{ROLE_PREFIXES[role]}.context_parallel_size", default=1)
-        args = sent_dict(spec, _otc(cfg, source), cp if isinstance(cp, int) else 1)
-        calls.append(RepatchCall((role,), f"{ROLE_PREFIXES[source]}.{OTC}", args))
-    return calls
-
-
-def namespaces(calls: list[RepatchCall]) -> list[dict[str, Any]]:
-    """The cumulative MindSpeed namespace after each call: ``repatch`` merges, keys stick."""
-    out, ns = [], {}
-    for call in calls:
-        ns = {**ns, **call.args}
-        out.append(dict(ns))
-    return out
-
-
-def _otc(cfg: DictConfig, role: str) -> dict[str, Any]:
-    node = OmegaConf.select(cfg, f"{ROLE_PREFIXES[role]}.{OTC}", default=None)
-    if node is None:
-        return {}
-    data = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node
-    return dict(data) if isinstance(data, dict) else {}
-
-
-def _strategy(cfg: DictConfig, role: str) -> Optional[str]:
-    return OmegaConf.select(cfg, ROLE_PREFIXES[role].rsplit(".", 1)[0] + ".strategy", default=None)
-
-
-__all__ = [
-    "ENGINE", "ENGINE_07", "ERAS", "Era", "LEGACY", "PARALLEL_SIZES", "RepatchCall", "era_of", "era_of_tree",
-    "namespaces", "parse_version", "repatch_calls", "sent_dict", "worker_mode",
-]
+__all__ = ["ENGINE", "ENGINE_07", "ERAS", "Era", "LEGACY", "PARALLEL_SIZES", "era_of", "parse_version", "worker_mode"]

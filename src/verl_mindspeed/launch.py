@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence
 
 from . import __version__, eras
 from .catalog import universe
-from .compose import VerlTree, compose_argv
+from .compose import VerlTree, compose_argv, era_of_tree
 from .compose._script import LaunchFile, read_launch_file
 from .errors import EvaluationError, Issue, Location
 from .i18n import tr
@@ -120,7 +120,7 @@ def era_of(tree: Optional[VerlTree]) -> str:
     if tree is None:
         return eras.ENGINE
     try:
-        return eras.era_of_tree(tree.trainer_config_dir)
+        return era_of_tree(tree.trainer_config_dir)
     except ValueError:
         return eras.ENGINE
 

@@ -106,7 +106,7 @@ def test_inject_refuses_a_resolution_with_errors(make_cfg):
 
     cfg = make_cfg({O + "use_ascend_mc2": True, M + "tensor_model_parallel_size": 1})
     before = OmegaConf.to_container(copy.deepcopy(cfg), resolve=False)
-    result = resolve(cfg)
+    result = resolve(cfg, injected=True)
     assert result.errors
     with pytest.raises(ConfigError):
         inject(cfg, result)

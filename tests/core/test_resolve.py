@@ -150,7 +150,8 @@ def test_inject_then_resolve_is_idempotent(make_cfg, base_cfg):
                 M + "context_parallel_size": 2, "critic.megatron.context_parallel_size": 2,
                 "algorithm.adv_estimator": "gae"}
     cfg = make_cfg(settings)
-    kw = dict(known_megatron_keys=base_cfg.tree.known_megatron_keys, otc_defaults=base_cfg.tree.otc_defaults)
+    kw = dict(known_megatron_keys=base_cfg.tree.known_megatron_keys, otc_defaults=base_cfg.tree.otc_defaults,
+              injected=True)
     first = resolve(cfg, **kw)
     inject(cfg, first)
     second = resolve(cfg, **kw)
@@ -163,7 +164,7 @@ def test_inject_then_resolve_is_idempotent(make_cfg, base_cfg):
 
 def test_injected_config_survives_verl_style_resolve(make_cfg, base_cfg):
     cfg = make_cfg({O + "use_ascend_mc2": True, M + "tensor_model_parallel_size": 2})
-    result = resolve(cfg)
+    result = resolve(cfg, injected=True)
     inject(cfg, result)
     OmegaConf.resolve(cfg)  # what verl's TaskRunner.run does
     assert cfg.actor_rollout_ref.ref.megatron.override_transformer_config.use_ascend_mc2 is True

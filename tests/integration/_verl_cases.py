@@ -16,7 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
 from verl_mindspeed.compose import Composition, compose_argv
-from verl_mindspeed.eras import era_of_tree
+from verl_mindspeed.compose import era_of_tree
 from verl_mindspeed.resolver import Resolution, inject, resolve
 
 A = ROLE_PREFIXES["actor"]
@@ -153,7 +153,7 @@ def run(argv: list[str], config_dir: str | None, *, do_inject: bool = True) -> R
     cached = _COMPOSED[key]
     comp = replace(cached, cfg=copy.deepcopy(cached.cfg))
     res = resolve(comp.cfg, known_megatron_keys=comp.tree.known_megatron_keys, otc_defaults=comp.tree.otc_defaults,
-                  era=era_of_tree(comp.tree.config_dir))
+                  era=era_of_tree(comp.tree.config_dir), injected=True)
     if do_inject:
         inject(comp.cfg, res, force=True)  # cases with errors are injected too, to look at what verl would get
     return Run(comp, res, dict(comp.tree.otc_defaults))

@@ -52,7 +52,8 @@ def test_the_search_path_plugin_is_discovered():
 def test_preset_on_a_real_launch_resolves_without_errors(preset):
     comp = compose_argv(launch(preset))
     assert comp.issues == []
-    res = resolve(comp.cfg, known_megatron_keys=comp.tree.known_megatron_keys, otc_defaults=comp.tree.otc_defaults)
+    res = resolve(comp.cfg, known_megatron_keys=comp.tree.known_megatron_keys, otc_defaults=comp.tree.otc_defaults,
+                  injected=True)
     assert res.errors == [], [i.line() for i in res.errors]
     assert OmegaConf.select(comp.cfg, "hydra") is None  # the callback lives in Hydra's node, not verl's
     for key, value in _otc(preset).items():

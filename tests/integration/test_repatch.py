@@ -14,6 +14,8 @@ from omegaconf import DictConfig, OmegaConf
 from _verl_cases import BASE, CASE_IDS, CASES, O, ROLES, run, section
 from helpers import require
 from verl_mindspeed import eras as vv
+from verl_mindspeed import resolve
+from verl_mindspeed.compose import era_of_tree
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +58,11 @@ def engine_calls(impl, received, cfg) -> dict[str, dict]:
     return out
 
 
+def predicted_calls(cfg: DictConfig, era: str) -> list[tuple[str, dict]]:
+    """The repatch calls ``check`` predicts: the simulation its rules read, for a plain launch of ``cfg``."""
+    return [(role, dict(args)) for role, args in resolve(cfg, era=era, injected=False).simulation.calls]
+
+
 def with_enum(args: dict) -> dict:
     from megatron.core.transformer.enums import AttnBackend
 
@@ -65,7 +72,7 @@ def with_enum(args: dict) -> dict:
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_engine_era_per_role(impl, received, case):
     r = run([*BASE, *case.overrides], None)
-    predicted = {c.roles[0]: c.args for c in vv.repatch_calls(r.cfg, vv.ENGINE)}
+    predicted = dict(predicted_calls(r.cfg, vv.ENGINE))
     got = engine_calls(impl, received, r.cfg)
     assert set(got) == set(ROLES) == set(predicted)
     for role in ROLES:
@@ -90,7 +97,7 @@ def test_mc2_needs_injection(impl, received):
 def test_batch_invariant_turns_flash_attention_off(impl, received):
     r = run([*BASE, f"+{O}.use_flash_attn_npu_batch_invariant=True"], None, do_inject=False)
     got = engine_calls(impl, received, r.cfg)
-    predicted = {c.roles[0]: c.args for c in vv.repatch_calls(r.cfg, vv.ENGINE)}
+    predicted = dict(predicted_calls(r.cfg, vv.ENGINE))
     assert got["actor"]["use_flash_attn"] is False
     assert got["actor"] == with_enum(predicted["actor"])
 
@@ -117,12 +124,12 @@ def legacy_calls(cfg: DictConfig) -> list[dict]:
 def test_legacy_era(old_verl_trees, version, case):
     tree = str(old_verl_trees[version])
     r = run([*BASE, *case.overrides], tree)
-    predicted = vv.repatch_calls(r.cfg, vv.era_of_tree(tree))
+    predicted = predicted_calls(r.cfg, era_of_tree(tree))
     got = legacy_calls(r.cfg)
     actor = case.expected("actor", r.defaults)
     assert got == [actor, actor]  # the ref worker gets the ACTOR's dict too
-    assert [c.roles for c in predicted] == [("actor",), ("ref",)]
-    assert [c.args for c in predicted] == got
+    assert [role for role, _ in predicted] == ["actor", "ref"]
+    assert [args for _, args in predicted] == got
 
 
 @pytest.mark.parametrize("version", ["0.6.1", "0.7.1"])
@@ -142,6 +149,6 @@ def test_07_new_engine_workers(old_verl_trees):
     # a GRPO launch: 0.7's engine workers have no Megatron critic (critic-engine-07)
     r = run([*BASE, "algorithm.adv_estimator=grpo", "trainer.use_legacy_worker_impl=disable",
              "actor_rollout_ref.actor.megatron.context_parallel_size=2"], str(old_verl_trees["0.7.1"]))
-    calls = vv.repatch_calls(r.cfg, vv.LEGACY)
-    assert [c.roles for c in calls] == [("ref",), ("actor",)]  # init_model builds the ref first
-    assert all(c.args["use_flash_attn"] is True and c.args["context_parallel_size"] == 2 for c in calls)
+    calls = predicted_calls(r.cfg, vv.LEGACY)
+    assert [role for role, _ in calls] == ["ref", "actor"]  # init_model builds the ref first
+    assert all(args["use_flash_attn"] is True and args["context_parallel_size"] == 2 for _, args in calls)

@@ -11,6 +11,7 @@ from omegaconf import OmegaConf
 
 from _verl_cases import A, BASE, CASE_IDS, CASES, C, O, R, ROLES, otc, run, section
 from verl_mindspeed import eras as vv
+from verl_mindspeed.compose import era_of_tree
 from verl_mindspeed.compose import tree_version
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +22,7 @@ ERAS = {"0.6.1": vv.LEGACY, "0.7.1": vv.LEGACY, "0.8.0": vv.ENGINE, "0.9.0": vv.
 def test_tree_version_and_era(verl_tree):
     version, tree = verl_tree
     assert tree_version(tree) == version
-    assert vv.era_of_tree(tree) == ERAS[version] == vv.era_of(version)
+    assert era_of_tree(tree) == ERAS[version] == vv.era_of(version)
 
 
 def test_era_from_layout_without_version_file(verl_tree, tmp_path):
@@ -31,7 +32,7 @@ def test_era_from_layout_without_version_file(verl_tree, tmp_path):
 
     shutil.copytree(tree, copy_dir)
     assert tree_version(copy_dir) is None
-    assert vv.era_of_tree(copy_dir) == ERAS[version]
+    assert era_of_tree(copy_dir) == ERAS[version]
 
 
 @pytest.mark.parametrize("text, era", [("0.6.0", vv.LEGACY), ("0.7.1", vv.LEGACY), ("0.8.0.dev0", vv.ENGINE),
@@ -111,7 +112,7 @@ def run_again(r):
     from verl_mindspeed.resolver import inject, resolve
 
     res = resolve(r.cfg, known_megatron_keys=r.comp.tree.known_megatron_keys, otc_defaults=r.comp.tree.otc_defaults,
-                  era=vv.era_of_tree(r.comp.tree.config_dir))
+                  era=era_of_tree(r.comp.tree.config_dir), injected=True)
     inject(r.cfg, res)
     return res
 

@@ -37,6 +37,9 @@ FEATURES: tuple[Feature, ...] = (
 )
 """Seed rows first, in the guide's order, then the rows MindSpeed's own verl guide adds."""
 
+PERMUTE, PERMUTE_MEGATRON = (f.name for f in fused_ops.PERMUTE.flags)
+"""The permute pair: MindSpeed's switch and megatron's twin, which MindSpeed keeps equal (it ORs them)."""
+
 
 @lru_cache(maxsize=None)
 def _flag_index() -> dict[tuple[str, str], Flag]:
@@ -74,4 +77,4 @@ def features_of_flag(name: str, where: str = "otc") -> list[Feature]:
     return [f for f in FEATURES if any(fl.name == name and fl.where == where for fl in f.flags)]
 
 
-__all__ = ["FEATURES", "Feature", "Flag", "OTC", "ROLE_PREFIXES", "aliases", "feature", "features_of_flag", "flag", "flags"]
+__all__ = ["FEATURES", "Feature", "Flag", "OTC", "PERMUTE", "PERMUTE_MEGATRON", "ROLE_PREFIXES", "aliases", "feature", "features_of_flag", "flag", "flags"]

@@ -16,7 +16,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Optional
 
-from . import aliases, flags
+from . import aliases, flag, flags
 
 #: MindSpeed release the checks target when none is given (newest known release branch).
 DEFAULT_RELEASE = "26.1.0_core_r0.12.1"
@@ -208,3 +208,19 @@ def origin(key: str) -> str:
     if key in megatron_training_args():
         return "Megatron-LM training args"
     return "unknown"
+
+
+def is_process_wide(key: str) -> bool:
+    """A MindSpeed switch: a catalogue flag marked so, or a key only MindSpeed registers (patches are process-wide,
+    so roles sharing a process share it)."""
+    found = flag(key, "otc")
+    if found is not None:
+        return found.process_wide
+    tc, _ = transformer_config_fields()
+    return key in mindspeed_args() and key not in tc
+
+
+def process_wide_items(otc: dict) -> dict:
+    """The MindSpeed switches of a dict."""
+    return {k: v for k, v in otc.items() if is_process_wide(k)}
+

@@ -1,6 +1,6 @@
 """Composed verl config -> every issue found + the normalized per-role dicts -> injection.
 
-    result = resolve(cfg)            # never raises on a bad configuration
+    result = resolve(cfg, injected=False)   # a plain verl launch; never raises on a bad configuration
     result.raise_for_errors()        # ConfigError listing every error, one per line
     inject(cfg, result)              # writes the normalized dicts back (under open_dict)
 
@@ -14,7 +14,7 @@ verl launch is judged on the dict exactly as verl passes it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
@@ -22,14 +22,13 @@ from .. import catalog, eras
 from ..catalog import OTC, universe
 from ..errors import ConfigError, Issue
 from ..rules import RULES
-from ..rules._base import Context, RoleView, warning
+from ..rules._base import Context, warning
 from ..i18n import tr
-from ._bridge import bridge_view
-from ._finalize import injected_dict, process_wide_items
+from ..simulate import Build, RoleInput, Simulation, active_roles, read_role, simulate, world_size
+from ._finalize import injected_dict
 from ._keys import check_megatron_keys, check_otc_keys
 from ._normalize import normalize
 from ._role_checks import check_megatron_values, check_otc_values, preflight_issues
-from ._roles import active_roles, read_role, world_size
 
 SCHEMA_VERSION = 1
 
@@ -48,8 +47,10 @@ class Resolution:
     """What :func:`resolve` found and produced."""
 
     issues: list[Issue]
-    roles: dict[str, dict[str, dict[str, Any]]]
-    """role -> {"override_transformer_config": {...}, "megatron": {...}} in the form MindSpeed reads."""
+    roles: dict[str, dict[str, Any]]
+    """role -> {"override_transformer_config": {...}, "megatron": {...}, "repatch": {...}}: the dict the engine is
+    given (in the form MindSpeed reads), its megatron sizes, and the dict verl hands to ``repatch`` (None when the
+    build does not call it)."""
     release: str = universe.DEFAULT_RELEASE
     versions: dict[str, str] = field(default_factory=dict)
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -58,6 +59,8 @@ class Resolution:
     """What MindSpeed's ``repatch`` receives, build by build, in the verl tree's era."""
     era: str = eras.ENGINE
     injected: bool = False
+    simulation: Optional[Simulation] = None
+    """Every role as the era builds it (the dicts given and sent, MindSpeed's namespace, the groups' owner)."""
 
     @property
     def errors(self) -> list[Issue]:
@@ -103,7 +106,7 @@ def resolve(
     known_megatron_keys: Optional[set[str]] = None,
     otc_defaults: Optional[dict[str, Any]] = None,
     era: Union[str, eras.Era, None] = None,
-    injected: bool = True,
+    injected: bool,
     device_memory_gib: float = 64.0,
 ) -> Resolution:
     """Validate every MindSpeed option of a composed verl config, the way ``era`` builds it.
@@ -111,16 +114,16 @@ def resolve(
     ``release`` is the MindSpeed release branch to check against; ``model`` a
     ``verl_mindspeed.model.ModelSpec`` for the model-aware rules; ``known_megatron_keys`` the keys
     verl's engine config accepts under ``<role>.megatron``; ``era`` an era id or :class:`~eras.Era`
-    (default: verl 0.8+ engines); ``injected`` whether verl-mindspeed writes the dicts (False: a
-    plain verl launch).
+    (default: verl 0.8+ engines); ``injected`` (required, as the CLI decides it from the launch) whether
+    verl-mindspeed writes the dicts: True through a preset, the callback or the launcher, False for a plain
+    verl launch.
     """
     release = release or universe.DEFAULT_RELEASE
     spec = _era(cfg, era)
     defaults = VERL_OTC_DEFAULTS if otc_defaults is None else otc_defaults
     issues: list[Issue] = list(preflight_issues(cfg))
-    views: dict[str, RoleView] = {}
+    inputs: dict[str, RoleInput] = {}
     repeats: set[str] = set()
-    inherits: set[str] = set()
     for name in active_roles(cfg):
         raw = read_role(cfg, name)
         if raw is None:
@@ -128,7 +131,7 @@ def resolve(
         if raw.strategy not in (None, "megatron"):
             issues.extend(_not_megatron(raw, defaults))
             continue
-        repeats_actor = raw.inherits_actor_otc and "actor" in views
+        repeats_actor = raw.inherits_actor_otc and "actor" in inputs
         if known_megatron_keys is not None:
             issues += check_megatron_keys(raw.prefix, raw.megatron, known_megatron_keys)
         issues += check_megatron_values(raw.prefix, raw.megatron)
@@ -138,16 +141,20 @@ def resolve(
             issues += found
             issues += check_otc_values(raw.prefix, otc, release)
         explicit = {k for k, v in otc.items() if k not in defaults or defaults[k] != v}
-        views[name] = RoleView(name, raw.prefix, raw.megatron, otc, explicit, given=dict(raw.otc))
-        if raw.inherits_actor_otc:
-            inherits.add(name)
-        if repeats_actor and _same_layout(views[name], views["actor"]):
+        inputs[name] = RoleInput(name, raw.prefix, raw.megatron, otc, explicit, given=raw.otc,
+                                 inherits_actor=raw.inherits_actor_otc)
+        if repeats_actor and _same_layout(inputs[name], inputs["actor"]):
             repeats.add(name)
 
-    ctx = Context(world_size=world_size(cfg), release=release, model=model, config=cfg, era=spec,
-                  injected=injected, device_memory_gib=device_memory_gib)
-    issues += _build(views, ctx, inherits)
     has_repatch = universe.has_repatch(release)
+    sim = simulate(inputs, spec, model=model, has_repatch=has_repatch)
+    if injected:
+        given, found = _injected(sim, model)
+        issues += found
+        sim = simulate(inputs, spec, model=model, has_repatch=has_repatch, given=given)
+    views = dict(sim.builds)
+    ctx = Context(world_size=world_size(cfg), release=release, model=model, config=cfg, era=spec,
+                  injected=injected, device_memory_gib=device_memory_gib, builds=sim.builds)
     for rule in RULES:
         if rule.mindspeed and not has_repatch and rule.id != "no-repatch":
             continue  # MindSpeed never sees the dict: its checks cannot fire
@@ -157,53 +164,39 @@ def resolve(
         for name, view in views.items():
             if name not in repeats:  # a dict inherited with the actor's layout repeats the actor's findings
                 issues += list(rule.fn(view, ctx))
-    roles = {name: {"override_transformer_config": view.given, "megatron": _megatron_view(view)}
+    roles = {name: {"override_transformer_config": dict(view.given), "megatron": _megatron_view(view),
+                    "repatch": dict(view.sent) if view.sent is not None else None}
              for name, view in views.items()}
-    receives = {"era": spec.id, "builds": [
-        {"role": name, "repatch": views[name].sent, "namespace": views[name].ns}
-        for name in spec.builds(list(views))]}
-    return Resolution(_dedupe(issues), roles, release, receives=receives, era=spec.id, injected=injected)
+    return Resolution(_dedupe(issues), roles, release, receives=sim.receives(), era=spec.id, injected=injected,
+                      simulation=sim)
 
 
-def _build(views: dict[str, RoleView], ctx: Context, inherits: set[str]) -> list[Issue]:
-    """Fill each role's build: parallel groups, bridge view, the dict it gets, what repatch sees.
+def _injected(sim: Simulation, model: Any) -> tuple[dict[str, dict[str, Any]], list[Issue]]:
+    """The dict verl-mindspeed writes for each role, from the plain launch's builds.
 
     Legacy workers only ever hand the actor's dict to MindSpeed: only it is rewritten (a ref that
     still inherits it follows); the other dicts stay as written.
     """
-    spec, notes = ctx.era, []
-    owner = spec.owner_of(list(views))
-    groups = {k: views[owner].megatron.get(k) for k in eras.PARALLEL_SIZES} if owner else {}
-    for name, view in views.items():
-        view.groups, view.owner = groups, name == owner
-        view.bridge = bridge_view(view.megatron, groups, ctx.model)
-    if ctx.injected:
-        shared = _shared_switches(views, spec) if spec.repatch_dict == "own" else {}
-        for name, view in views.items():
-            if spec.id != eras.LEGACY or name == "actor":
-                view.given, found = injected_dict(view, shared.get(name, {}), ctx.model)
-                notes += found
-        if spec.id == eras.LEGACY and "actor" in views:
-            for name in inherits & set(views) - {"actor"}:
-                views[name].given = dict(views["actor"].given)
-    namespace: dict[str, Any] = {}
-    has_repatch = universe.has_repatch(ctx.release)
-    for name in spec.builds(list(views)):
-        view = views[name]
-        if spec.repatches(name) and has_repatch:
-            source = views.get(spec.dict_source(name), view)
-            view.sent = eras.sent_dict(spec, source.given, source.cp)
-            namespace = {**namespace, **view.sent}
-        view.ns = dict(namespace)
-    return notes
+    spec, builds, notes = sim.era, sim.builds, []
+    shared = _shared_switches(builds, spec) if spec.repatch_dict == "own" else {}
+    given: dict[str, dict[str, Any]] = {}
+    for name, build in builds.items():
+        if spec.id != eras.LEGACY or name == "actor":
+            given[name], found = injected_dict(build, shared.get(name, {}), model)
+            notes += found
+    if spec.id == eras.LEGACY and "actor" in given:
+        for name, build in builds.items():
+            if build.inherits_actor and name != "actor":
+                given[name] = dict(given["actor"])
+    return given, notes
 
 
-def _shared_switches(views: dict[str, RoleView], spec: eras.Era) -> dict[str, dict[str, Any]]:
+def _shared_switches(views: Mapping[str, Build], spec: eras.Era) -> dict[str, dict[str, Any]]:
     """MindSpeed switches each role's dict gets from the others: patches are process-wide, so every
     build is validated with the switches the process ends up running (the last build wins a clash)."""
     merged: dict[str, Any] = {}
     for name in spec.builds(list(views)):
-        merged.update(process_wide_items(views[name].otc))
+        merged.update(universe.process_wide_items(views[name].otc))
     return {name: {k: v for k, v in merged.items() if k not in view.otc} for name, view in views.items()}
 
 
@@ -240,11 +233,11 @@ def _not_megatron(raw, defaults) -> list[Issue]:
     )]
 
 
-def _same_layout(view: RoleView, actor: RoleView) -> bool:
+def _same_layout(view: RoleInput, actor: RoleInput) -> bool:
     return all(view.megatron.get(k) == actor.megatron.get(k) for k in (f.name for f in catalog.flags("megatron")))
 
 
-def _megatron_view(view: RoleView) -> dict[str, Any]:
+def _megatron_view(view: Build) -> dict[str, Any]:
     keys = [f.name for f in catalog.flags("megatron")] + ["sequence_parallel"]
     return {k: view.megatron.get(k) for k in keys if k in view.megatron}
 

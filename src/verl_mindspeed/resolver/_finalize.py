@@ -12,31 +12,16 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .. import catalog
-from ..catalog import universe
+from ..catalog import PERMUTE, PERMUTE_MEGATRON
 from ..errors import Issue
 from ..i18n import tr
-from ..rules._base import RoleView, fmt, note
-from ._bridge import MEGATRON_BRIDGE, bridge_kind
-from ._normalize import PERMUTE, PERMUTE_MEGATRON
+from ..rules._base import note
+from ..simulate import MEGATRON_BRIDGE, Build, fmt
 
 OVERLAP = ("moe_alltoall_overlap_comm", "moe_allgather_overlap_comm")
 
 
-def is_process_wide(key: str) -> bool:
-    """A MindSpeed switch: a catalogue flag marked so, or a key only MindSpeed registers."""
-    flag = catalog.flag(key, "otc")
-    if flag is not None:
-        return flag.process_wide
-    tc, _ = universe.transformer_config_fields()
-    return key in universe.mindspeed_args() and key not in tc
-
-
-def process_wide_items(otc: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in otc.items() if is_process_wide(k)}
-
-
-def injected_dict(view: RoleView, shared: dict[str, Any], model: Any) -> tuple[dict[str, Any], list[Issue]]:
+def injected_dict(view: Build, shared: dict[str, Any], model: Any) -> tuple[dict[str, Any], list[Issue]]:
     """The dict verl-mindspeed writes for a role: its normalized dict, ``shared`` switches, the companions."""
     out = {**shared, **view.otc}
     notes: list[Issue] = []
@@ -73,7 +58,7 @@ def injected_dict(view: RoleView, shared: dict[str, Any], model: Any) -> tuple[d
     if out.get("moe_tp_extend_ep") is True and model is not None and model.is_moe:
         add("num_experts", model.num_experts,
             tr("MindSpeed's tp-extend-ep check reads num_experts from the dict; taken from the model's config.json"))
-    if out.get("use_fused_rotary_pos_emb") is True and bridge_kind(view.megatron) != MEGATRON_BRIDGE:
+    if out.get("use_fused_rotary_pos_emb") is True and view.bridge_kind != MEGATRON_BRIDGE:
         add("position_embedding_type", "rope",
             tr("MindSpeed's fused RoPE check reads it, and this model bridge does not set it"))
     if out.get("multi_head_latent_attention") is True and model is not None:
@@ -89,6 +74,6 @@ def injected_dict(view: RoleView, shared: dict[str, Any], model: Any) -> tuple[d
     return out, notes
 
 
-def _dispatcher(view: RoleView) -> Optional[str]:
+def _dispatcher(view: Build) -> Optional[str]:
     value = view.bridge.get("moe_token_dispatcher_type")
     return value if isinstance(value, str) else "alltoall"

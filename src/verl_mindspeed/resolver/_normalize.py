@@ -11,12 +11,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import catalog
+from ..catalog import PERMUTE, PERMUTE_MEGATRON
 from ..errors import Issue
 from ..i18n import tr
 from ..rules._base import error, fmt, note, warning
 
-PERMUTE = "use_fused_moe_token_permute_and_unpermute"
-PERMUTE_MEGATRON = "moe_permute_fusion"
 
 
 def noop_layers_string(value: Any) -> tuple[Optional[str], Optional[str]]:

@@ -15,133 +15,16 @@ role's own dict, as MindSpeed's ``TransformerConfig.__init__`` wrapper merges th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal, Optional
+from typing import Any, Callable, Iterable, Literal, Mapping, Optional
 
-from ..catalog import OTC, universe
+from ..catalog import universe
 from ..errors import Issue, Severity
+from ..simulate import Build, fmt
+from ..simulate import as_int as _int
 
 
-def _int(value: Any) -> Optional[int]:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-@dataclass
-class RoleView:
-    """One role's Megatron settings and what its build really hands to MindSpeed and megatron."""
-
-    name: str
-    """``actor``, ``ref`` or ``critic``."""
-    prefix: str
-    """Dotted path of the role's ``megatron`` node, e.g. ``actor_rollout_ref.actor.megatron``."""
-    megatron: dict[str, Any]
-    """Resolved ``megatron.*`` values (without ``override_transformer_config``)."""
-    otc: dict[str, Any]
-    """The role's normalized ``override_transformer_config`` as the user wrote it (aliases mapped)."""
-    explicit: set[str] = field(default_factory=set)
-    """``otc`` keys the user set for this role (not verl's YAML defaults)."""
-    given: Optional[dict[str, Any]] = None
-    """The dict the role's engine is given: as written for a plain verl launch, ``otc`` plus the
-    injected companions for a launch through verl-mindspeed."""
-    sent: Optional[dict[str, Any]] = None
-    """What this build hands to ``repatch``; ``None`` when the build does not call it."""
-    ns: dict[str, Any] = field(default_factory=dict)
-    """MindSpeed's namespace at this build: every key the ``repatch`` calls so far set."""
-    bridge: dict[str, Any] = field(default_factory=dict)
-    """What the model bridge puts into ``TransformerConfig`` besides the dict (bridge defaults)."""
-    groups: dict[str, Any] = field(default_factory=dict)
-    """The process's parallel sizes: those of the role that builds first (see eras)."""
-    owner: bool = True
-    """Whether this role's sizes initialize Megatron's parallel state (the others reuse it)."""
-
-    def __post_init__(self) -> None:
-        if self.given is None:
-            self.given = dict(self.otc)
-
-    # -- names -------------------------------------------------------------------------------
-    def key(self, name: str) -> str:
-        """Full dotted path of an ``override_transformer_config`` key."""
-        return f"{self.prefix}.{OTC}.{name}"
-
-    @property
-    def otc_path(self) -> str:
-        return f"{self.prefix}.{OTC}"
-
-    def mkey(self, name: str) -> str:
-        """Full dotted path of a ``megatron.*`` key."""
-        return f"{self.prefix}.{name}"
-
-    def set_line(self, name: str, value: Any) -> str:
-        """A pasteable override setting an ``override_transformer_config`` key (``++`` adds or replaces)."""
-        return f"++{self.key(name)}={fmt(value)}"
-
-    def mset_line(self, name: str, value: Any) -> str:
-        """A pasteable override setting a ``megatron.*`` key (always present in verl's YAML)."""
-        return f"{self.mkey(name)}={fmt(value)}"
-
-    # -- values ------------------------------------------------------------------------------
-    @property
-    def built(self) -> dict[str, Any]:
-        """``TransformerConfig`` as built: namespace, then bridge defaults, then the role's dict."""
-        return {**self.ns, **self.bridge, **(self.given or {})}
-
-    def get(self, name: str, default: Any = None) -> Any:
-        """A value of the built config (``None`` counts as unset)."""
-        value = self.built.get(name)
-        return default if value is None else value
-
-    def on(self, name: str) -> bool:
-        """True when a switch of the built config is true."""
-        return self.built.get(name) is True
-
-    def in_ns(self, name: str) -> bool:
-        """Whether MindSpeed's namespace holds ``name`` at this build (only dicts handed to repatch put it there)."""
-        return name in self.ns
-
-    def size(self, name: str) -> int:
-        """A parallel size from ``megatron.*`` (null and missing count as 1)."""
-        value = _int(self.megatron.get(name))
-        return value if value is not None and value >= 1 else 1
-
-    def built_size(self, name: str) -> int:
-        """A parallel size as ``TransformerConfig`` gets it: the dict's, else the bridge's (the process groups for
-        mbridge and verl's converter, the role's own for Megatron-Bridge), else the role's ``megatron.*``."""
-        value = _int(self.built.get(name))
-        return value if value is not None and value >= 1 else self.size(name)
-
-    @property
-    def tp(self) -> int:
-        return self.size("tensor_model_parallel_size")
-
-    @property
-    def pp(self) -> int:
-        return self.size("pipeline_model_parallel_size")
-
-    @property
-    def cp(self) -> int:
-        return self.size("context_parallel_size")
-
-    @property
-    def ep(self) -> int:
-        return self.size("expert_model_parallel_size")
-
-    @property
-    def etp(self) -> int:
-        value = self.megatron.get("expert_tensor_parallel_size")
-        return self.tp if value is None else self.size("expert_tensor_parallel_size")
-
-    @property
-    def vpp(self) -> Optional[int]:
-        return _int(self.megatron.get("virtual_pipeline_model_parallel_size"))
-
-    @property
-    def sequence_parallel(self) -> Optional[bool]:
-        """Whether SP is on in the built config; ``None`` when nothing says (older trees, no bridge view)."""
-        value = self.built.get("sequence_parallel")
-        if value is not None:
-            return value is True
-        if self.megatron.get("sequence_parallel") is None:
-            return None
-        return bool(self.megatron["sequence_parallel"]) and self.tp > 1
+RoleView = Build
+"""What a role rule sees: one role's frozen build (:class:`verl_mindspeed.simulate.Build`)."""
 
 
 @dataclass
@@ -163,11 +46,28 @@ class Context:
     injected: bool = False
     """Whether the launch runs through verl-mindspeed (preset, callback or launcher), which injects
     the companions MindSpeed needs; a plain verl launch gets only what verl itself adds."""
+    builds: Mapping[str, Build] = field(default_factory=dict)
+    """Every role's build (the simulation the rules judge), for fixes that must move all roles together."""
 
     @property
     def core(self) -> tuple[int, int]:
         """The megatron-core line the release runs on, e.g. ``(0, 12)``."""
         return universe.core_line(self.release)
+
+
+def size_fix(role: Build, ctx: Context, name: str, value: Any) -> str:
+    """The lines that set the parallel size ``name`` to ``value`` for ``role`` without breaking another rule.
+
+    Every role built with the same engine size moves too (the first role built owns the process groups, and
+    the others must agree), and each dict that carries the key is set alike (verl copies the dict over the
+    engine's sizes on the model config). A dict inherited from the actor follows the actor's.
+    """
+    builds = ctx.builds or {role.name: role}
+    same = [b for b in builds.values() if b.megatron.get(name) == role.megatron.get(name)] or [role]
+    lines = [b.mset_line(name, value) for b in same if b.megatron.get(name) != value]
+    lines += [b.set_line(name, value) for b in same if b.given.get(name) not in (None, value)
+              and not (b.inherits_actor and "actor" in builds)]
+    return " ".join(dict.fromkeys(lines))
 
 
 def release_at_least(release: str, version: tuple[int, int, int]) -> bool:
@@ -232,14 +132,3 @@ def warning(key: str, message: str, rule_id: str, hint: str = "", **kw: Any) -> 
 
 def note(key: str, message: str, rule_id: str, hint: str = "", **kw: Any) -> Issue:
     return issue("note", key, message, rule_id, hint, **kw)
-
-
-def fmt(value: Any) -> str:
-    """A value as the user would type it on a Hydra command line."""
-    if value is True:
-        return "True"
-    if value is False:
-        return "False"
-    if value is None:
-        return "null"
-    return str(value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from .. import eras
+from ..catalog import universe
 from ..errors import Issue
 from ..i18n import tr
 from ._base import Context, RoleView, error, fmt, rule, warning
@@ -78,8 +79,6 @@ def legacy_critic_groups(roles: dict[str, RoleView], ctx: Context) -> Iterable[I
       cites="mindspeed/megatron_adaptor.py repatch; verl eras (see eras.py)")
 def role_switches_differ(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
     """MindSpeed switches are process-wide: a switch one role sets reaches every role of the process."""
-    from ..resolver._finalize import is_process_wide
-
     spec = ctx.era
     if spec is None or "actor" not in roles:
         return
@@ -88,7 +87,7 @@ def role_switches_differ(roles: dict[str, RoleView], ctx: Context) -> Iterable[I
     for name, view in roles.items():
         if name == "actor":
             continue
-        own = {k for k in view.explicit if is_process_wide(k)}
+        own = {k for k in view.explicit if universe.is_process_wide(k)}
         if spec.repatch_dict == "actor":
             for key in sorted(own):
                 if view.otc.get(key) != actor.otc.get(key):
@@ -98,7 +97,7 @@ def role_switches_differ(roles: dict[str, RoleView], ctx: Context) -> Iterable[I
                         era=spec.releases, actor_value=fmt(actor.otc.get(key))), "role-switches-differ",
                         override=actor.set_line(key, view.otc[key]))
             continue
-        for key in sorted(own | {k for k in actor.explicit if is_process_wide(k)}):
+        for key in sorted(own | {k for k in actor.explicit if universe.is_process_wide(k)}):
             if key in view.otc and key in actor.otc and view.otc[key] != actor.otc[key]:
                 yield warning(view.key(key), tr(
                     "{role} sets {key}={value} but the actor sets {actor_value}; MindSpeed's repatch merges every "
@@ -114,11 +113,9 @@ def role_switches_differ(roles: dict[str, RoleView], ctx: Context) -> Iterable[I
 def ref_lost_inherited(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
     """A write under ref's dict replaces the dict ref inherits from the actor."""
     ref, actor = roles.get("ref"), roles.get("actor")
-    if ref is None or actor is None or ctx.config is None:
+    if ref is None or actor is None:
         return
-    from ..resolver._roles import inherits_actor_otc
-
-    if inherits_actor_otc(ctx.config, "ref"):
+    if ref.inherits_actor:
         return
     lost = sorted(k for k in actor.explicit if k not in ref.otc)
     if lost:
@@ -143,12 +140,9 @@ def critic_engine_07(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue
       "mindspeed/core/transformer/transformer_config.py transformer_config_post_init_wrapper (get_args())")
 def no_repatch(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
     """MindSpeed 2.1.0 cannot run under verl: its config wrapper needs megatron.training's global args."""
-    from ..catalog import universe
-    from ..resolver._finalize import is_process_wide
-
     if universe.has_repatch(ctx.release):
         return
-    switches = sorted({k for v in roles.values() for k in v.given if is_process_wide(k) and v.given[k] not in
+    switches = sorted({k for v in roles.values() for k in v.given if universe.is_process_wide(k) and v.given[k] not in
                        (None, False)})
     yield error("--mindspeed-release", tr(
         "MindSpeed {release} cannot build verl's model config: its TransformerConfig.__post_init__ wrapper calls "
