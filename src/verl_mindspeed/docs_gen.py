@@ -90,7 +90,8 @@ def features_markdown(lang: str = "en") -> str:
         out.append("| 特性名称 | 配置参数 | 状态 | 说明 |" if zh else "| Feature | Config keys | Status | What it does |")
         out.append("|---|---|---|---|")
         for f in (x for x in catalog.FEATURES if x.kind == kind):
-            keys = "<br>".join(f"`{k}`" for k in f.seed_keys)
+            keys = "<br>".join(f"`{k}`" + ((f"（指南写作 `{g}`，是别名）" if zh else f" (the guide's `{g}` is an alias)")
+                                            if g else "") for k, g in f.keys)
             desc = f.description_zh if zh else f.description
             if f.source != "seed":
                 desc += "（来自 MindSpeed 的 verl 指南）" if zh else " (row from MindSpeed's own verl guide)"

@@ -29,7 +29,9 @@ LABELS = {
 def feature_state(feature: catalog.Feature, settings: dict[str, dict[str, Any]]) -> str:
     """What a role's resolved settings say about one feature: a size, a value, on, off or '-'."""
     flag = feature.primary
-    source = settings["megatron"] if flag.where == "megatron" else settings["override_transformer_config"]
+    # the dict as verl builds it: what the role's engine hands to repatch (verl 0.8+ adds FA and the CP size)
+    built = {**settings["override_transformer_config"], **(settings.get("repatch") or {})}
+    source = settings["megatron"] if flag.where == "megatron" else built
     value = source.get(flag.name)
     if feature.id == "cp":
         value = settings["megatron"].get("context_parallel_size", value)

@@ -53,7 +53,8 @@ BUILD_ORDER = ("critic", "ref", "actor")
 #: What Megatron-Bridge's model bridges set on the provider beyond verl's converter, per model family.
 #: ``qwen3_bridge.py`` / ``qwen2_bridge.py`` / ``qwen3_moe_bridge.py`` / ``deepseek/common.py``
 #: (NVIDIA-NeMo/Megatron-Bridge): every provider carries ``position_embedding_type="rope"``; the MoE
-#: bridges (Qwen3-MoE, DeepSeek-V3) also set ``moe_permute_fusion=True``.
+#: bridges (Qwen3-MoE, DeepSeek-V3) also set ``moe_permute_fusion=True``. Every provider also carries
+#: ``seq_length`` (:func:`provider_seq_length`).
 PROVIDER_EXTRAS = {
     "dense": {"position_embedding_type": "rope"},
     "moe": {"position_embedding_type": "rope", "moe_permute_fusion": True},
@@ -147,6 +148,13 @@ def hf_config(model_dir: str):
     from transformers import AutoConfig
 
     return AutoConfig.from_pretrained(model_dir)
+
+
+def provider_seq_length(model_dir: str) -> int:
+    """``GPTModelProvider.seq_length``: the HF ``max_position_embeddings`` (Megatron-Bridge v0.5.1
+    ``models/conversion/model_bridge.py`` maps one to the other), else the field's default 1024
+    (``models/gpt_provider.py``)."""
+    return getattr(hf_config(model_dir), "max_position_embeddings", None) or 1024
 
 
 def model_family(model_dir: str) -> str:
@@ -249,6 +257,29 @@ def provider_overrides(model_dir: str, engine_config) -> dict:
     raise AssertionError("verl built no provider")
 
 
+def engine_checks(engine_config, model_dir: Optional[str]) -> Optional[dict]:
+    """Run verl's real ``MegatronEngine.__init__`` up to its device mesh: the checks it makes on the config
+    before any device is touched (``use_mbridge must be True``, ``_check_dcp_unsupported_features``).
+    ``None`` when they pass, else the exception's type and first line."""
+    from unittest import mock
+
+    from verl.workers.engine.megatron import transformer_impl as ti
+
+    def stop(self):
+        raise Captured(None)
+
+    model = types.SimpleNamespace(hf_config=hf_config(model_dir) if model_dir else types.SimpleNamespace())
+    try:
+        with mock.patch.object(ti.MegatronEngine, "_init_device_mesh", stop), _quiet():
+            ti.MegatronEngine(model, engine_config, None, None)
+    except Captured:
+        return None
+    except Exception as exc:  # noqa: BLE001 - verl's own refusal is the verdict
+        text = str(exc).strip()
+        return {"exc_type": type(exc).__name__, "message": text.splitlines()[0][:300] if text else ""}
+    return None
+
+
 def parallel_sizes(e) -> dict:
     return {"tp": e.tensor_model_parallel_size, "pp": e.pipeline_model_parallel_size,
             "vpp": e.virtual_pipeline_model_parallel_size, "cp": e.context_parallel_size,
@@ -288,6 +319,10 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict) -> Upstream:
             out.verl_error = {"stage": "verl-config", "role": role, "exc_type": type(exc).__name__,
                               "message": str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""}
             return out
+        failure = engine_checks(engine, model_dir)
+        if failure is not None:  # verl's engine refuses the role before MindSpeed is ever called
+            out.verl_error = {"stage": "verl-engine", "role": role, **failure}
+            return out
         args = repatch_dict(engine)
         user = {k for k, v in (engine.override_transformer_config or {}).items()
                 if k not in default_dict or default_dict[k] != v}
@@ -306,6 +341,7 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict) -> Upstream:
                 kwargs.update(mapping_string_to_attn_backend(dict(engine.override_transformer_config or {})))
             else:
                 kwargs.update(PROVIDER_EXTRAS[model_family(model_dir)])
+                kwargs["seq_length"] = provider_seq_length(model_dir)
                 kwargs.update(provider_overrides(model_dir, engine))
             out.steps.append({"op": "build", "role": role, "cls": cls, "kwargs": encode(kwargs)})
     out.switches = sorted(switches)

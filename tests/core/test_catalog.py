@@ -52,8 +52,20 @@ def test_features_json(capsys):
     first = data["features"][0]
     assert {"id", "name", "name_zh", "kind", "status", "keys", "aliases"} <= set(first)
     permute = next(f for f in data["features"] if f["id"] == "fused_permute_unpermute")
-    assert permute["keys"] == ["actor_rollout_ref.actor.megatron.override_transformer_config.fused_permute_and_unpermute"]
+    # the key check accepts is the real flag; the guide's own (wrong) spelling is kept as an alias note
+    assert permute["keys"] == [
+        "actor_rollout_ref.actor.megatron.override_transformer_config.use_fused_moe_token_permute_and_unpermute"]
+    assert permute["guide_keys"] == [
+        "actor_rollout_ref.actor.megatron.override_transformer_config.fused_permute_and_unpermute"]
     assert "fused_permute_unpermute" in permute["aliases"]
+
+
+def test_features_table_shows_the_accepted_key(capsys):
+    assert main(["features"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("fused_permute_unpermute"))
+    assert "override_transformer_config.use_fused_moe_token_permute_and_unpermute" in row
+    assert "the guide's fused_permute_and_unpermute is an alias" in row
 
 
 @pytest.mark.parametrize("fmt, lang, needle", [
@@ -81,5 +93,6 @@ def test_docs_gen_check_command():
 def test_feature_docs_list_every_key():
     en, zh = features_markdown("en"), features_markdown("zh")
     for f in catalog.FEATURES:
-        for key in f.seed_keys:
+        for key, guide in f.keys:
             assert f"`{key}`" in en and f"`{key}`" in zh
+            assert guide is None or (f"`{guide}`" in en and f"`{guide}`" in zh)

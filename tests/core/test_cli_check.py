@@ -33,7 +33,7 @@ def test_json_shape(base_cfg, capsys):
     assert err["key"] == O + "use_flash_atn"
     assert err["suggestion"] == O + "use_flash_attn"
     assert err["override"] == f"+{O}use_flash_attn=True"
-    assert set(data["roles"]["actor"]) == {"override_transformer_config", "megatron"}
+    assert set(data["roles"]["actor"]) == {"override_transformer_config", "megatron", "repatch"}
     assert data["versions"]["verl"]
 
 

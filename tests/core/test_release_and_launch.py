@@ -37,7 +37,8 @@ def test_a_short_release_name_selects_its_rules(base_cfg, capsys):
     argv = [*BASE, *MC2, f"+{O}sequence_parallel=False", f"+{O}tensor_model_parallel_size=2"]
     code, data = run_json(capsys, ["--mindspeed-release", "2.3", *argv])
     assert code == 0 and data["versions"]["mindspeed_release"] == "2.3.0_core_r0.12.1"
-    assert [w["rule"] for w in data["warnings"]] == ["mc2-requires-sp-tp"]
+    # the dict's SP=False also overrides the engine's SP=True on the model's config: said as a warning
+    assert [w["rule"] for w in data["warnings"]] == ["mc2-requires-sp-tp", "dict-sizes-agree"]
     code, data = run_json(capsys, ["--mindspeed-release", "26.1", *argv])
     assert code == 1 and [e["rule"] for e in data["errors"]] == ["mc2-requires-sp-tp"]
 

@@ -39,10 +39,43 @@ CASES = [
      "warning", O + "sequence_parallel",
      "expert_model_parallel_size=2 with tensor_model_parallel_size=2 requires sequence_parallel=True",
      {M + "expert_model_parallel_size": 2, M + "tensor_model_parallel_size": 2}, MCORE16),
-    ("cp-sizes-agree", {M + "context_parallel_size": 2, O + "context_parallel_size": 4}, "error",
+    ("dict-sizes-agree", {M + "context_parallel_size": 2, O + "context_parallel_size": 4}, "error",
      O + "context_parallel_size",
-     "override_transformer_config.context_parallel_size=4 and megatron.context_parallel_size=2 must be equal",
+     "override_transformer_config.context_parallel_size=4 and megatron.context_parallel_size=2 must be equal: verl "
+     "copies the dict over the engine's size in the model's config, while the process groups use the engine's",
      {M + "context_parallel_size": 2, O + "context_parallel_size": 2}, {}),
+    ("dict-sizes-agree", {M + "tensor_model_parallel_size": 2, O + "tensor_model_parallel_size": 4}, "error",
+     O + "tensor_model_parallel_size",
+     "override_transformer_config.tensor_model_parallel_size=4 and megatron.tensor_model_parallel_size=2 must be "
+     "equal: verl copies the dict over the engine's size in the model's config, while the process groups use the "
+     "engine's", {M + "tensor_model_parallel_size": 2, O + "tensor_model_parallel_size": 2}, {}),
+    ("dict-sizes-agree", {M + "tensor_model_parallel_size": 2, O + "expert_tensor_parallel_size": 1}, "error",
+     O + "expert_tensor_parallel_size",
+     "override_transformer_config.expert_tensor_parallel_size=1 and megatron.expert_tensor_parallel_size=2 must be "
+     "equal: verl copies the dict over the engine's size in the model's config, while the process groups use the "
+     "engine's", {M + "tensor_model_parallel_size": 2, M + "expert_tensor_parallel_size": 1,
+                  O + "expert_tensor_parallel_size": 1}, {}),
+    ("dict-sizes-agree", {M + "tensor_model_parallel_size": 2, M + "sequence_parallel": False,
+                          O + "sequence_parallel": True}, "warning", O + "sequence_parallel",
+     "override_transformer_config.sequence_parallel=True overrides the engine's sequence_parallel=False: the model "
+     "is built with the dict's value", {M + "tensor_model_parallel_size": 2, O + "sequence_parallel": True}, {}),
+    ("verl-engine-mbridge", {M + "use_mbridge": False}, "error", M + "use_mbridge",
+     "use_mbridge=False cannot run on verl 0.8.0 and later: verl's Megatron engine asserts 'use_mbridge must be "
+     "True' when each worker starts", {M + "use_mbridge": False}, {"pass_opts": {"era": "legacy"}}),
+    ("moe-alltoall-mc2", {O + "moe_alltoall_mc2": True, M + "tensor_model_parallel_size": 2,
+                          M + "expert_model_parallel_size": 2}, "error", M + "expert_tensor_parallel_size",
+     "moe_alltoall_mc2=True with moe_token_dispatcher_type=alltoall requires expert_tensor_parallel_size=1 (got 2, "
+     "which is TP when unset)", {O + "moe_alltoall_mc2": True, M + "tensor_model_parallel_size": 2,
+                                  M + "expert_model_parallel_size": 2, M + "expert_tensor_parallel_size": 1},
+     {"model": MOE_MODEL}),
+    ("moe-alltoall-mc2", {O + "moe_alltoall_mc2": True, O + "moe_alltoall_overlap_comm": True,
+                          O + "moe_token_dispatcher_type": "alltoall", O + "moe_grouped_gemm": True,
+                          O + "moe_permutation_async_comm": True}, "error",
+     O + "moe_alltoall_overlap_comm",
+     "moe_alltoall_mc2 and moe_alltoall_overlap_comm cannot be combined (MindSpeed asserts it)",
+     {O + "moe_alltoall_mc2": True, O + "moe_alltoall_overlap_comm": True, O + "moe_token_dispatcher_type": "alltoall",
+      O + "moe_grouped_gemm": True, O + "moe_permutation_async_comm": True},
+     {"model": MOE_MODEL, "pass_opts": {"model": MOE_MODEL, **MCORE16}}),
     ("model-parallel-divides-world", {M + "tensor_model_parallel_size": 4, M + "pipeline_model_parallel_size": 3},
      "error", M + "tensor_model_parallel_size",
      "tensor_model_parallel_size x pipeline_model_parallel_size x context_parallel_size = 4 x 3 x 1 = 12 must "
@@ -56,7 +89,7 @@ CASES = [
      M + "virtual_pipeline_model_parallel_size",
      "use_mbridge=True and virtual_pipeline_model_parallel_size=2 cannot be combined on NPU",
      {M + "pipeline_model_parallel_size": 2, M + "virtual_pipeline_model_parallel_size": 2, M + "use_mbridge": False},
-     {}),
+     {"pass_opts": {"era": "legacy"}}),
     ("vpp-requires-pp", {M + "virtual_pipeline_model_parallel_size": 1, M + "use_mbridge": False}, "error",
      M + "virtual_pipeline_model_parallel_size",
      "virtual_pipeline_model_parallel_size=1 requires pipeline_model_parallel_size > 1",
@@ -139,10 +172,16 @@ CASES = [
      "error", O + "ulysses_degree_in_cp", "context_parallel_algo=hybrid_adaptive_cp_algo requires ulysses_degree_in_cp",
      {M + "context_parallel_size": 4, O + "context_parallel_algo": "hybrid_adaptive_cp_algo",
       O + "ulysses_degree_in_cp": 2, O + "seq_length": 4096}, {}),
-    ("cp-seq-length", {M + "context_parallel_size": 2, O + "context_parallel_algo": "ulysses_cp_algo"}, "error",
-     O + "seq_length", "context_parallel_algo=ulysses_cp_algo requires seq_length in override_transformer_config: "
-     "MindSpeed reads it unguarded and fails inside the worker without it",
-     {M + "context_parallel_size": 2, O + "context_parallel_algo": "ulysses_cp_algo", O + "seq_length": 4096}, {}),
+    ("cp-seq-length", {M + "context_parallel_size": 2, O + "context_parallel_algo": "ulysses_cp_algo", **MB},
+     "error", O + "seq_length", "context_parallel_algo=ulysses_cp_algo requires seq_length in "
+     "override_transformer_config: MindSpeed reads it unguarded and fails inside the worker without it",
+     {M + "context_parallel_size": 2, O + "context_parallel_algo": "ulysses_cp_algo", O + "seq_length": 4096, **MB},
+     {}),
+    # Megatron-Bridge (verl 0.9's default path): the provider carries seq_length, the model's max_position_embeddings
+    ("cp-seq-length", {M + "context_parallel_size": 2, O + "context_parallel_algo": "ulysses_cp_algo",
+                       O + "seq_length": 4095}, "error", O + "seq_length",
+     "context_parallel_algo=ulysses_cp_algo requires seq_length divisible by 2 (got 4095)",
+     {M + "context_parallel_size": 2, O + "context_parallel_algo": "ulysses_cp_algo"}, {"model": MOE_MODEL}),
     ("mla-dimensions", {O + "multi_head_latent_attention": True, O + "kv_lora_rank": 512}, "error",
      O + "multi_head_latent_attention",
      "multi_head_latent_attention=True requires v_head_dim, qk_rope_head_dim, qk_nope_head_dim in "
@@ -182,12 +221,19 @@ CASES = [
      {O + "moe_token_dispatcher_type": "flex", O + "moe_shared_expert_overlap": False}, {"model": MLA_MOE_MODEL}),
     ("moe-dispatcher-variable-seq", {O + "moe_token_dispatcher_type": "allgather"}, "error",
      O + "moe_token_dispatcher_type", "moe_token_dispatcher_type=allgather requires variable_seq_lengths=False, but "
-     "verl builds every model with variable_seq_lengths=True: megatron-core raises ValueError; use alltoall",
-     {O + "moe_token_dispatcher_type": "alltoall"}, {}),
+     "verl builds every model with variable_seq_lengths=True: megatron-core raises ValueError on a MoE model; use "
+     "alltoall", {O + "moe_token_dispatcher_type": "alltoall"}, {"model": MOE_MODEL}),
     ("moe-dispatcher-variable-seq", {O + "moe_token_dispatcher_type": "alltoall_seq"}, "error",
      O + "moe_token_dispatcher_type", "moe_token_dispatcher_type=alltoall_seq requires variable_seq_lengths=False, "
-     "but verl builds every model with variable_seq_lengths=True: megatron-core raises ValueError; use alltoall",
-     {O + "moe_token_dispatcher_type": "alltoall_seq"}, {"pass_opts": MCORE16}),
+     "but verl builds every model with variable_seq_lengths=True: megatron-core raises ValueError on a MoE model; use "
+     "alltoall", {O + "moe_token_dispatcher_type": "alltoall_seq"},
+     {"model": MOE_MODEL, "pass_opts": {"model": MOE_MODEL, **MCORE16}}),
+    # a dense model: MindSpeed turns variable_seq_lengths off while megatron validates; unknown model: a warning
+    ("moe-dispatcher-variable-seq", {O + "moe_token_dispatcher_type": "allgather"}, "warning",
+     O + "moe_token_dispatcher_type", "moe_token_dispatcher_type=allgather requires variable_seq_lengths=False, but "
+     "verl builds every model with variable_seq_lengths=True: megatron-core raises ValueError on a MoE model; use "
+     "alltoall", {O + "moe_token_dispatcher_type": "allgather"},
+     {"pass_opts": {"model": load_model_spec(FIXTURES / "Qwen3-8B")[0]}}),
     ("moe-async-comm-alone", {O + "moe_permutation_async_comm": True}, "warning", O + "moe_permutation_async_comm",
      "moe_permutation_async_comm=True has no effect on its own: it is a precondition of moe_tp_extend_ep, "
      "moe_alltoall_overlap_comm and moe_allgather_overlap_comm",

@@ -84,6 +84,17 @@ class Feature:
     """Ids of the cross-field rules that guard this feature (see ``verl_mindspeed.rules``)."""
 
     @property
+    def keys(self) -> tuple[tuple[str, Optional[str]], ...]:
+        """Each of the guide's keys as ``check`` accepts it: (key, the guide's own spelling when that is an alias
+        of the real flag, else None)."""
+        out = []
+        for key in self.seed_keys:
+            head, _, last = key.rpartition(".")
+            real = next((f.name for f in self.flags if last in f.aliases), None)
+            out.append((f"{head}.{real}", last) if real else (key, None))
+        return tuple(out)
+
+    @property
     def aliases(self) -> tuple[str, ...]:
         return tuple(a for f in self.flags for a in f.aliases)
 

@@ -68,14 +68,16 @@ MLA = Feature(
 MBRIDGE = Feature(
     id="mbridge", name="mbridge weight loader", name_zh="mbridge 权重加载", kind="feature", status="Preview",
     source="mindspeed-verl-guide",
-    description="Loads HF weights straight into Megatron models; cannot be combined with VPP on NPU.",
-    description_zh="直接将 HF 权重加载为 Megatron 模型；在 NPU 上不能与 VPP 同时使用。",
+    description="Loads HF weights straight into Megatron models; cannot be combined with VPP on NPU. verl 0.8 and "
+                "later require it (their Megatron engine asserts use_mbridge=True).",
+    description_zh="直接将 HF 权重加载为 Megatron 模型；在 NPU 上不能与 VPP 同时使用。verl 0.8 及以后的版本必须开启"
+                   "（其 Megatron 引擎断言 use_mbridge=True）。",
     seed_keys=(f"{A}.use_mbridge",),
     flags=(Flag(name="use_mbridge", where="megatron", type="bool", default=True,
                 default_note="verl's engine/megatron.yaml (0.9)",
                 help="Build the Megatron model through a bridge from the HF config and weights.",
                 help_zh="通过 bridge 从 HF 配置和权重构建 Megatron 模型。", feeds="verl McoreEngineConfig.use_mbridge"),),
-    rules=("mbridge-vpp",),
+    rules=("mbridge-vpp", "verl-engine-mbridge"),
 )
 
 FEATURES = (MOE_ALLTOALL, MLA, MBRIDGE)

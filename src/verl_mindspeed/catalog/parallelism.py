@@ -23,7 +23,8 @@ TP = Feature(
     seed_keys=(f"{A}.tensor_model_parallel_size", f"{R}.tensor_model_parallel_size"),
     flags=(_size("tensor_model_parallel_size", "Number of devices each layer's matrices are split across.",
                  "每层矩阵切分的设备数。", "megatron --tensor-model-parallel-size"),),
-    rules=("model-parallel-divides-world", "role-sizes-agree", "sp-requires-tp", "mc2-requires-sp-tp"),
+    rules=("model-parallel-divides-world", "role-sizes-agree", "dict-sizes-agree", "sp-requires-tp",
+           "mc2-requires-sp-tp"),
 )
 
 PP = Feature(
@@ -96,7 +97,7 @@ CP = Feature(
              help_zh="MindSpeed 补丁读取的 CP 大小；必须等于 megatron.context_parallel_size。",
              feeds="MindSpeed --context-parallel-size"),
     ),
-    rules=("cp-sizes-agree", "model-parallel-divides-world", "cp-forces-flash-attn"),
+    rules=("dict-sizes-agree", "model-parallel-divides-world", "cp-forces-flash-attn"),
 )
 
 CP_ALGO = Feature(

@@ -13,6 +13,7 @@ import sys
 from typing import Optional
 
 from .. import __version__
+from ..compose import split_pasted
 from ..errors import EvaluationError
 from ..i18n import render, tr
 from . import _args, _output, check, check_files, features, plan, presets, run
@@ -42,9 +43,12 @@ def _parse(parser: _args.Parser, args: list[str]):
     command = args[0] if args else None
     if command in LAUNCH_COMMANDS:
         sub = _subparser(parser, command)
-        ours, launch = _args.split_own(args[1:], _args.own_options(sub))
+        module, rest = split_pasted(args[1:])  # a whole 'python3 -m MODULE ...' line pasted as arguments
+        ours, launch = _args.split_own(rest, _args.own_options(sub))
         ns = parser.parse_args([command, *ours])
         ns.argv = launch
+        if module and getattr(ns, "entry", None) is None:
+            ns.entry = module
         ns.own_options = sorted(_args.own_options(sub))
         ns.usage = sub.format_usage()
         return ns

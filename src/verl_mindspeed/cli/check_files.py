@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from ..errors import EvaluationError
 from ..i18n import render, tr
@@ -20,7 +20,10 @@ from . import _annotate, _output
 from ._args import UsageError, reason
 from .check import add_check_options, check_one, output_format, validate_launch_argv
 
-LAUNCH = re.compile(r"-m\s+[\w.]*main_\w+|verl-mindspeed\s+run\b|verl_mindspeed\.main_ppo")
+RUN = re.compile(r"verl-mindspeed\s+run\b")
+#: Module prefixes of a verl launch: verl's own entries (main_ppo, the experimental one-step-off and fully-async
+#: mains, sft...), recipes, and verl-mindspeed's launcher.
+ENTRY_PREFIXES = ("verl.", "recipe.", "verl_mindspeed.")
 
 
 def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
@@ -36,13 +39,28 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
     return p
 
 
-def is_launch_file(path: str) -> bool:
+def skip_reason(path: str) -> Optional[Any]:
+    """Why a file is not a verl launch (None: check it). ``*.args`` files are always launches; a script is one
+    when its ``python -m`` line runs a verl entry, or when it runs ``verl-mindspeed run``."""
     if path.endswith(".args"):
-        return True
+        return None
     try:
-        return bool(LAUNCH.search(Path(path).read_text(encoding="utf-8", errors="replace")))
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return True  # let the check say why it cannot be read
+        return None  # the check says why it cannot be read
+    try:
+        launch = read_launch_file(path)
+    except EvaluationError:
+        launch = None
+    if launch is not None and launch.entry is None:
+        return None  # one argument per line: the args format
+    if launch is not None and launch.entry.startswith(ENTRY_PREFIXES):
+        return None
+    if RUN.search(text):
+        return None
+    if launch is None:
+        return tr("no 'python3 -m <module> ...' launch line")
+    return tr("launches {module}, not a verl entry", module=launch.entry)
 
 
 def _one(path: str, ns: argparse.Namespace) -> tuple[int, dict[str, Any], str, list]:
@@ -59,14 +77,16 @@ def _one(path: str, ns: argparse.Namespace) -> tuple[int, dict[str, Any], str, l
 
 def run(ns: argparse.Namespace) -> int:
     fmt = output_format(ns)
-    checked = [p for p in ns.files if is_launch_file(p)]
+    reasons = {p: skip_reason(p) for p in ns.files}
+    checked = [p for p in ns.files if reasons[p] is None]
     skipped = [p for p in ns.files if p not in checked]
     results = [(path, *_one(path, ns)) for path in checked]
     code = max((r[1] for r in results), default=0)
     if fmt == "json":
         print(_output.dump({"schema_version": SCHEMA_VERSION, "ok": code == 0, "exit_code": code,
                             "files": [{"path": path, **payload} for path, _, payload, _, _ in results],
-                            "skipped": skipped}))
+                            "skipped": skipped,
+                            "skipped_why": {p: render(reasons[p], ns.lang) for p in skipped}}))
     elif fmt == "sarif":
         log = _annotate.sarif([(path, issues) for path, _, _, _, issues in results], ns.lang, code)
         for path, c, _, text, _ in results:
@@ -87,6 +107,13 @@ def run(ns: argparse.Namespace) -> int:
     summary = tr("{n} file(s) checked: {n_fail} with errors, {n_bad} not evaluated; {n_skip} skipped (no verl launch)",
                  n=len(results), n_fail=sum(r[1] == 1 for r in results), n_bad=sum(r[1] == 2 for r in results),
                  n_skip=len(skipped))
+    if fmt == "text":
+        for path in skipped:
+            print(render(tr("skipped {path}: {why}", path=path, why=reasons[path]), ns.lang))
+    elif fmt == "github":
+        for path in skipped:
+            print(_annotate.github_command("notice", render(tr("skipped: {why}", why=reasons[path]), ns.lang),
+                                           file=path, title="skipped"))
     if fmt in ("text", "github"):
         print(render(summary, ns.lang))
     return code

@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
 def feature_json(f: Feature) -> dict[str, Any]:
     return {
         "id": f.id, "name": f.name, "name_zh": f.name_zh, "kind": f.kind, "status": f.status, "source": f.source,
-        "keys": list(f.seed_keys), "aliases": list(f.aliases), "description": f.description,
+        "keys": [key for key, _ in f.keys], "guide_keys": list(f.seed_keys), "aliases": list(f.aliases), "description": f.description,
         "description_zh": f.description_zh, "companions": list(f.companions), "rules": list(f.rules),
         "notes": list(f.notes), "notes_zh": list(f.notes_zh),
         "flags": [{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(fl).items()} for fl in f.flags],
@@ -52,9 +52,10 @@ def as_table(lang: str) -> str:
     say = lambda word: render(WORDS[word], lang)  # noqa: E731
     rows = [[say(w) for w in ("id", "name", "kind", "status", "keys")]]
     for f in catalog.FEATURES:
-        for i, key in enumerate(f.seed_keys):
+        for i, (key, guide) in enumerate(f.keys):
+            shown = key + (render(tr("  (the guide's {alias} is an alias)", alias=guide), lang) if guide else "")
             rows.append([f.id if i == 0 else "", (f.name_zh if zh else f.name) if i == 0 else "",
-                         say(f.kind) if i == 0 else "", say(f.status) if i == 0 else "", key])
+                         say(f.kind) if i == 0 else "", say(f.status) if i == 0 else "", shown])
     return table(rows)
 
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from .. import eras
 from ..catalog.universe import DEFAULT_RELEASE, releases
 from ..i18n import LANGS, default_lang, tr
 from ..model import ModelSpec, active_parameters, load_model_spec, total_parameters
@@ -24,6 +25,8 @@ from ..model.memory import GIB, MemoryOptions
 
 __all__ = ["add_parser", "run"]
 
+PLAN_VERL = "0.9.1"
+"""The verl release layouts are planned for unless --verl-version says otherwise."""
 NO_FIT = 1
 """Exit status when no layout fits the device memory."""
 MAX_SEQ = 1 << 24
@@ -64,6 +67,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="routed tokens on the busiest expert rank over the balanced share (default 1.0)")
     add("--mindspeed-release", default=DEFAULT_RELEASE, choices=releases(), metavar="RELEASE",
         help=f"MindSpeed release branch: which CP algorithms exist (default {DEFAULT_RELEASE})")
+    add("--verl-version", default=PLAN_VERL, metavar="VERSION",
+        help=f"the verl release the layouts are for (default {PLAN_VERL}): VPP layouts only where it runs them on "
+             "NPU (verl 0.6/0.7 with use_mbridge=False; 0.8+ asserts use_mbridge)")
     add("--chart", metavar="PATH", help="write an SVG of the shown layouts' memory (an HTML page if PATH ends in .html)")
     add("--lang", choices=LANGS, default=None, help="language of the text output (default from LANG/LC_ALL)")
     add("--json", action="store_true", help="print JSON instead of a table")
@@ -249,10 +255,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"verl-mindspeed plan: {message.render(lang) if hasattr(message, 'render') else message}",
               file=sys.stderr)
         return 2
+    try:
+        interleave = eras.era_of(str(args.verl_version)) == eras.LEGACY
+    except ValueError as exc:
+        print(f"verl-mindspeed plan: --verl-version: {exc}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     try:
         plans = plan_layouts(spec, nnodes, per_node, device_memory_gib=memory, options=options,
-                             release=args.mindspeed_release, sort=args.sort)
+                             release=args.mindspeed_release, sort=args.sort, interleave=interleave)
     except Exception as exc:  # noqa: BLE001 - plan prints one line, never a traceback
         print(f"verl-mindspeed plan: {tr('cannot plan this model: {error}', error=exc).render(lang)}", file=sys.stderr)
         return 2

@@ -18,6 +18,7 @@ from typing import Any, Optional, Union
 
 from omegaconf import DictConfig, OmegaConf
 
+from .. import eras
 from ..catalog import OTC
 from ..errors import EvaluationError, Issue
 from ..i18n import tr
@@ -25,6 +26,7 @@ from ._argv import LaunchArgs, parse_overrides, split_argv
 from ._dataclasses import DataclassIndex
 from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, module_file, read_entry
 from ._hydra_errors import KeyContext, issue_for_failure
+from ._script import split_pasted
 from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
 from ._trees import installed_tree, release_tree
 
@@ -131,6 +133,18 @@ def tree_version(config_dir: Union[str, Path]) -> Optional[str]:
     return text or None
 
 
+def era_of_tree(config_dir: Union[str, Path]) -> str:
+    """The verl era of a config tree: from ``verl/version/version`` if present, else from its layout.
+
+    Layout markers (verified on 0.6.1, 0.7.1, 0.8.0, 0.9.1): ``model_engine/megatron.yaml``
+    appears in 0.8.0 together with the per-engine repatch. ValueError for a tree before verl 0.6.
+    """
+    version = tree_version(config_dir)
+    if version is not None:
+        return eras.era_of(version)
+    return eras.ENGINE if (Path(config_dir) / "model_engine" / "megatron.yaml").is_file() else eras.LEGACY
+
+
 def _engine_keys(config_dir: Path) -> tuple[set[str], dict[str, Any]]:
     """Keys verl accepts under ``<role>.megatron`` and its default dict, read from the YAML files."""
     keys: set[str] = set()
@@ -226,4 +240,4 @@ def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl
     raise EvaluationError(tr("gave up after {n} failing overrides", n=MAX_RETRIES))
 
 
-__all__ = ["Composition", "DEFAULT_ENTRY", "VerlTree", "compose_argv", "find_verl_tree", "split_argv", "tree_version"]
+__all__ = ["Composition", "DEFAULT_ENTRY", "VerlTree", "compose_argv", "era_of_tree", "find_verl_tree", "split_pasted", "split_argv", "tree_version"]

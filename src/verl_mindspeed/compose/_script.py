@@ -234,6 +234,27 @@ def _launch(words: list[Word]) -> Optional[tuple[str, list[Word], int]]:
     return None
 
 
+_ENV_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def split_pasted(args: list[str]) -> tuple[Optional[str], list[str]]:
+    """(module, the args without it) for a whole command pasted as arguments: ``[VAR=x ...] python3 [-u] -m MODULE
+    ...`` (or ``torchrun ... -m``, or a ``.../verl/...py`` script); ``(None, args)`` when there is none."""
+    for k, arg in enumerate(args):
+        name = PurePosixPath(arg).name
+        if not (_PYTHON.match(name) or name == "torchrun"):
+            continue
+        found = _launch([Word(a, 0) for a in args[k:]])
+        if found is None:
+            return None, args
+        module, rest, _ = found
+        start = k
+        while start > 0 and _ENV_ASSIGNMENT.match(args[start - 1]) and "." not in args[start - 1].split("=", 1)[0]:
+            start -= 1
+        return module, [*args[:start], *args[len(args) - len(rest):]]
+    return None, args
+
+
 def _module_of(script: str) -> Optional[str]:
     parts = PurePosixPath(script).with_suffix("").parts
     for start, part in enumerate(parts):

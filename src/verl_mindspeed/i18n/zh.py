@@ -278,10 +278,6 @@ MESSAGES: dict[str, str] = {
     "moe_allgather_overlap_comm=True requires moe_token_dispatcher_type=allgather (got {value}, which the model bridge "
     "sets unless the dict says otherwise)":
         "moe_allgather_overlap_comm=True 需要 moe_token_dispatcher_type=allgather（实际为 {value}，除非字典另行指定，模型 bridge 会设置它）",
-    "moe_token_dispatcher_type={value} requires variable_seq_lengths=False, but verl builds every model with "
-    "variable_seq_lengths=True: megatron-core raises ValueError; use alltoall":
-        "moe_token_dispatcher_type={value} 需要 variable_seq_lengths=False，但 verl 构建每个模型时都设置 "
-        "variable_seq_lengths=True：megatron-core 会抛出 ValueError；请使用 alltoall",
     "moe_token_dispatcher_type={value} requires moe_shared_expert_overlap=False (verl turns it on for this "
     "model): megatron-core allows the overlap only with alltoall":
         "moe_token_dispatcher_type={value} 需要 moe_shared_expert_overlap=False（verl 会为该模型开启它）："
@@ -313,10 +309,6 @@ MESSAGES: dict[str, str] = {
         "megatron 会报错 'Can not use sequence parallelism without tensor parallelism'；请增大 TP 或删除该键",
     "expert_model_parallel_size={ep} with tensor_model_parallel_size={tp} requires sequence_parallel=True":
         "expert_model_parallel_size={ep} 且 tensor_model_parallel_size={tp} 时需要 sequence_parallel=True",
-    "override_transformer_config.context_parallel_size={dict_cp} and megatron.context_parallel_size={cp} must be equal":
-        "override_transformer_config.context_parallel_size={dict_cp} 与 megatron.context_parallel_size={cp} 必须相等",
-    "verl builds process groups from megatron.context_parallel_size, MindSpeed patches from the dict":
-        "verl 按 megatron.context_parallel_size 建立进程组，MindSpeed 按字典中的值打补丁",
     "tensor_model_parallel_size x pipeline_model_parallel_size x context_parallel_size = {tp} x {pp} x {cp} = {size} "
     "must divide the device count trainer.nnodes x trainer.n_gpus_per_node = {world}":
         "tensor_model_parallel_size x pipeline_model_parallel_size x context_parallel_size = {tp} x {pp} x {cp} = {size} "
@@ -752,4 +744,40 @@ MESSAGES: dict[str, str] = {
     "unknown field {name!r} of {cls}": "{cls} 没有字段 {name!r}",
     "{name!r} is not a field of {cls}: it belongs in {home}": "{name!r} 不是 {cls} 的字段：它应写在 {home} 中",
     "unknown field {name!r} of {cls}; did you mean {near!r}?": "{cls} 没有字段 {name!r}；您是不是想用 {near!r}？",
+    "  (the guide's {alias} is an alias)":
+        '  （指南中的 {alias} 是别名）',
+    'moe_token_dispatcher_type={value} requires variable_seq_lengths=False, but verl builds every model with variable_seq_lengths=True: megatron-core raises ValueError on a MoE model; use alltoall':
+        'moe_token_dispatcher_type={value} 要求 variable_seq_lengths=False，但 verl 构建每个模型时都设置 variable_seq_lengths=True：在 MoE 模型上 megatron-core 会抛出 ValueError；请使用 alltoall',
+    'the model is unknown here: a model without experts passes (give --model-config to decide)':
+        '此处不知道模型：没有专家的模型可以通过（用 --model-config 给出模型以判定）',
+    'moe_alltoall_mc2 and {other} cannot be combined (MindSpeed asserts it)':
+        'moe_alltoall_mc2 与 {other} 不能同时使用（MindSpeed 会断言失败）',
+    'moe_alltoall_mc2=True requires moe_token_dispatcher_type=alltoall or alltoall_seq (got {value})':
+        'moe_alltoall_mc2=True 要求 moe_token_dispatcher_type=alltoall 或 alltoall_seq（当前为 {value}）',
+    'moe_alltoall_mc2=True with moe_token_dispatcher_type=alltoall_seq requires tensor_model_parallel_size=1 (got {tp})':
+        'moe_alltoall_mc2=True 配合 moe_token_dispatcher_type=alltoall_seq 时要求 tensor_model_parallel_size=1（当前为 {tp}）',
+    'moe_alltoall_mc2=True with moe_token_dispatcher_type=alltoall requires expert_tensor_parallel_size=1 (got {etp}{assumed})':
+        'moe_alltoall_mc2=True 配合 moe_token_dispatcher_type=alltoall 时要求 expert_tensor_parallel_size=1（当前为 {etp}{assumed}）',
+    'moe_alltoall_mc2=True requires a dropless MoE: moe_expert_capacity_factor must be unset':
+        'moe_alltoall_mc2=True 要求 dropless MoE：不能设置 moe_expert_capacity_factor',
+    ', which is TP when unset':
+        '，未设置时等于 TP',
+    "override_transformer_config.{name}={value} and megatron.{name}={engine} must be equal: verl copies the dict over the engine's size in the model's config, while the process groups use the engine's":
+        'override_transformer_config.{name}={value} 与 megatron.{name}={engine} 必须相等：verl 用该字典覆盖模型配置中引擎的大小，而进程组使用引擎的大小',
+    "override_transformer_config.sequence_parallel={value} overrides the engine's sequence_parallel={engine}: the model is built with the dict's value":
+        'override_transformer_config.sequence_parallel={value} 覆盖了引擎的 sequence_parallel={engine}：模型按字典中的值构建',
+    'set the VPP size to null: this verl release asserts use_mbridge=True':
+        '将 VPP 大小设为 null：此 verl 版本断言 use_mbridge=True',
+    "use_mbridge=False cannot run on {era}: verl's Megatron engine asserts 'use_mbridge must be True' when each worker starts":
+        "use_mbridge=False 无法在 {era} 上运行：每个 worker 启动时 verl 的 Megatron 引擎会断言 'use_mbridge must be True'",
+    'without a bridge there is no VPP on NPU for this verl release':
+        '此 verl 版本不使用 bridge 就无法运行，因此在 NPU 上不能使用 VPP',
+    "no 'python3 -m <module> ...' launch line":
+        "没有 'python3 -m <module> ...' 启动行",
+    'launches {module}, not a verl entry':
+        '启动的是 {module}，不是 verl 的入口',
+    'skipped {path}: {why}':
+        '已跳过 {path}：{why}',
+    'skipped: {why}':
+        '已跳过：{why}',
 }

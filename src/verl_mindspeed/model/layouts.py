@@ -5,7 +5,7 @@ Candidates (``docs/model-checks.md`` has the full list of constraints):
 - TP a divisor of the devices per node dividing the heads, query groups and MLP widths;
 - PP up to the layer count, with every (first, last) stage split of
   :func:`._constraints.pipeline_splits`; the planner keeps the split with the lowest peak;
-- VPP >= 2 dividing every stage's layers (even splits; ``use_mbridge=False`` on NPU);
+- VPP >= 2 dividing every stage's layers (even splits; ``use_mbridge=False`` on NPU, so verl 0.6/0.7 only);
 - CP with every algorithm of the MindSpeed release that accepts it (:mod:`.cp`);
 - for MoE models EP dividing the experts and ETP dividing TP, ``world % (ETP x EP x PP) == 0``;
 - recompute: the cheapest choice that fits, tried in this order: none, cheap selective
@@ -116,19 +116,23 @@ def _expert_options(spec: ModelSpec, world: int, tp: int, pp: int) -> Iterator[t
                 yield ep, etp
 
 
-def _pipelines(spec: ModelSpec, pp: int) -> list[tuple[Optional[int], Optional[int], Optional[int]]]:
-    """(first, last, vpp) candidates: every split, and interleaving on even splits."""
+def _pipelines(spec: ModelSpec, pp: int, interleave: bool) -> list[tuple[Optional[int], Optional[int], Optional[int]]]:
+    """(first, last, vpp) candidates: every split, and interleaving on even splits where the verl era allows VPP."""
     splits = pipeline_splits(spec.num_layers, pp)
     found = [(first, last, None) for first, last in splits]
-    if pp > 1 and (None, None) in splits:
+    if interleave and pp > 1 and (None, None) in splits:
         per_stage = spec.num_layers // pp
         found += [(None, None, v) for v in _divisors(per_stage) if v >= 2 and vpp_splits([per_stage], v)]
     return found
 
 
 def enumerate_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, seq_len: int = 4096, *,
-                      release: Optional[str] = DEFAULT_RELEASE, all_splits: bool = False) -> Iterator[Layout]:
-    """Every layout that passes the layout rules (without recompute; one balanced split unless ``all_splits``)."""
+                      release: Optional[str] = DEFAULT_RELEASE, all_splits: bool = False,
+                      interleave: bool = False) -> Iterator[Layout]:
+    """Every layout that passes the layout rules (without recompute; one balanced split unless ``all_splits``).
+
+    ``interleave`` adds VPP layouts: only verl 0.6/0.7 can run them on NPU (``use_mbridge=False``); verl 0.8+
+    asserts ``use_mbridge`` and mbridge cannot be combined with VPP there."""
     world = nnodes * gpus_per_node
     algorithms = algorithms_of(release)
     for tp in _divisors(gpus_per_node):
@@ -138,10 +142,10 @@ def enumerate_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, seq_len:
             if pp > spec.num_layers:
                 break
             if all_splits:
-                pipes = _pipelines(spec, pp)
+                pipes = _pipelines(spec, pp, interleave)
             else:
                 split = balanced_pipeline_split(spec.num_layers, pp)
-                pipes = [] if split is None else [(*split, None)] + [p for p in _pipelines(spec, pp) if p[2]]
+                pipes = [] if split is None else [(*split, None)] + [p for p in _pipelines(spec, pp, interleave) if p[2]]
             for first, last, vpp in pipes:
                 for cp in _divisors(world // (tp * pp)):
                     for algo, degree in cp_variants(spec, tp, cp, seq_len, algorithms):
@@ -198,8 +202,10 @@ def _choose(prof, layout: Layout, limit: float, ladder: list[Recompute], chunk: 
 
 def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_memory_gib: float = 64.0,
                  options: MemoryOptions = MemoryOptions(), release: Optional[str] = DEFAULT_RELEASE,
-                 sort: str = "throughput") -> list[LayoutPlan]:
-    """Every valid layout with its lowest-peak split and cheapest fitting recompute, ranked best first."""
+                 sort: str = "throughput", interleave: bool = False) -> list[LayoutPlan]:
+    """Every valid layout with its lowest-peak split and cheapest fitting recompute, ranked best first.
+
+    ``interleave``: also VPP layouts, which only verl 0.6/0.7 runs on NPU (see :func:`enumerate_layouts`)."""
     if spec.num_layers > MAX_LAYERS:
         raise ValueError(f"{spec.num_layers} layers is more than {MAX_LAYERS}")
     world = nnodes * gpus_per_node
@@ -216,7 +222,7 @@ def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_mem
         for pp in _divisors(world // tp):
             if pp > spec.num_layers:
                 break
-            pipes = _pipelines(spec, pp)
+            pipes = _pipelines(spec, pp, interleave)
             if not pipes:
                 continue
             for ep, etp in _expert_options(spec, world, tp, pp):

@@ -7,6 +7,7 @@ from typing import Iterable, Optional
 from ..catalog import universe
 from ..errors import Issue
 from ..i18n import tr
+from ..simulate import MEGATRON_BRIDGE
 from ._base import Context, RoleView, _int, error, fmt, note, rule, warning
 
 _CP = "mindspeed/features_manager/context_parallel/"
@@ -139,19 +140,27 @@ _SEQ_UNGUARDED = ("ulysses_cp_algo", "adaptive_cp_algo", "hybrid_adaptive_cp_alg
 
 
 @rule("cp-seq-length", cites=_CP + "*.py (ring/hybrid/kvallgather: seq_length % (2*cp); Ulysses/adaptive: "
-      "seq_length % cp, read unguarded)", holds_for="MindSpeed 2.2.0+")
+      "seq_length % cp, read unguarded); Megatron-Bridge v0.5.1 models/gpt_provider.py (the provider's seq_length)",
+      holds_for="MindSpeed 2.2.0+")
 def cp_seq_length(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """MindSpeed's CP features read seq_length from the built config: the dict's, else the namespace's, else (on
+    Megatron-Bridge, verl 0.9's default path) the provider's, which is the model's max_position_embeddings."""
     if role.cp == 1:
         return
     algo = _algo(role)
     seq = role.built.get("seq_length")
+    if seq is None and role.bridge_kind == MEGATRON_BRIDGE:
+        return  # the provider carries seq_length; its value comes from the model, unknown here
     if seq is None and algo in _SEQ_UNGUARDED:
+        longest = _longest_sequence(ctx)
+        factor = _SEQ_FACTOR.get(algo, 1) * role.cp
         yield error(
             role.key("seq_length"),
             tr("context_parallel_algo={algo} requires seq_length in override_transformer_config: MindSpeed reads it "
                "unguarded and fails inside the worker without it", algo=algo),
             "cp-seq-length", hint=tr("the longest sequence: data.max_prompt_length + data.max_response_length, "
-                                     "rounded up to a multiple of {cp}", cp=role.cp),
+                                     "rounded up to a multiple of {cp}", cp=factor),
+            override=role.set_line("seq_length", -(-longest // factor) * factor) if longest else None,
         )
         return
     if _int(seq) is None:
@@ -164,6 +173,21 @@ def cp_seq_length(role: RoleView, ctx: Context) -> Iterable[Issue]:
                algo=algo, factor=factor, seq=seq),
             "cp-seq-length", override=role.set_line("seq_length", -(-seq // factor) * factor),
         )
+
+
+def _longest_sequence(ctx: Context) -> Optional[int]:
+    """data.max_prompt_length + data.max_response_length of the composed config, when both are integers."""
+    if ctx.config is None:
+        return None
+    from omegaconf import OmegaConf
+
+    try:
+        parts = [OmegaConf.select(ctx.config, f"data.max_{k}_length", default=None) for k in ("prompt", "response")]
+    except Exception:  # noqa: BLE001 - an interpolation that does not resolve: no suggestion
+        return None
+    if all(_int(p) is not None and p > 0 for p in parts):
+        return sum(parts)
+    return None
 
 
 @rule("mla-dimensions", cites="mindspeed/features_manager/transformer/multi_head_latent_attention/mla_feature.py",

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from ..catalog import PERMUTE
 from ..errors import Issue
 from ..i18n import tr
-from ._base import Context, RoleView, error, fmt, note, release_at_least, rule, warning
+from ._base import Context, RoleView, _int, error, fmt, note, release_at_least, rule, size_fix, warning
 
-PERMUTE = "use_fused_moe_token_permute_and_unpermute"
 _MS_MOE = "mindspeed/features_manager/moe/"
 _MCORE_TC = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
 
@@ -169,16 +169,68 @@ def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
 @rule("moe-dispatcher-variable-seq", cites="megatron/core/transformer/transformer_config.py __post_init__ "
       "(dispatcher and variable_seq_lengths; alltoall_seq and moe_permute_fusion); verl's config builders set "
-      "variable_seq_lengths=True", holds_for="megatron-core 0.12 (allgather, alltoall_seq) and 0.16 (allgather)")
+      "variable_seq_lengths=True; mindspeed/features_manager/pipeline_parallel/variable_seq_length.py "
+      "pre_validate_args (off while megatron validates a model without experts)",
+      holds_for="megatron-core 0.12 (allgather, alltoall_seq) and 0.16 (allgather); MoE models only")
 def dispatcher_variable_seq(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """verl builds every model with variable_seq_lengths=True, which megatron refuses for these dispatchers."""
+    """verl builds every model with variable_seq_lengths=True, which megatron refuses for these dispatchers. On a
+    model without experts MindSpeed turns it off while megatron validates, so a dense model passes."""
     dispatcher = _dispatcher(role)
     refused = ("allgather", "alltoall_seq") if ctx.core < (0, 16) else ("allgather",)
-    if dispatcher in refused and role.built.get("variable_seq_lengths", True) is True:
+    if dispatcher not in refused or role.built.get("variable_seq_lengths", True) is not True:
+        return
+    experts = role.built.get("num_moe_experts")
+    if experts is None and ctx.model is not None:
+        return  # a dense model: MindSpeed's pre-validation hides variable_seq_lengths from megatron's check
+    make = error if experts is not None else warning
+    yield make(role.key("moe_token_dispatcher_type"), tr(
+        "moe_token_dispatcher_type={value} requires variable_seq_lengths=False, but verl builds every model with "
+        "variable_seq_lengths=True: megatron-core raises ValueError on a MoE model; use alltoall", value=dispatcher),
+        "moe-dispatcher-variable-seq", override=role.set_line("moe_token_dispatcher_type", "alltoall"),
+        hint="" if experts is not None else tr("the model is unknown here: a model without experts passes (give "
+                                               "--model-config to decide)"))
+
+
+#: What ``moe_alltoall_mc2`` cannot be combined with (MindSpeed's ``incompatible_check``).
+_ALLTOALL_MC2_EXCLUDES = ("use_ascend_mc2", "moe_alltoall_overlap_comm", "moe_allgather_overlap_comm",
+                          "moe_fb_overlap", "moe_tp_extend_ep")
+
+
+@rule("moe-alltoall-mc2", cites=_MS_MOE + "moe_alltoall_mc2.py validate_args",
+      holds_for="MindSpeed 26.0.0, 26.1.0, master (releases that register --moe-alltoall-mc2)")
+def alltoall_mc2(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """MoE MC2 asserts its companions on the built config: no other MC2 or MoE overlap, an alltoall dispatcher,
+    TP=1 with alltoall_seq, ETP=1 and dropless with alltoall."""
+    from ..catalog import universe
+
+    if not role.on("moe_alltoall_mc2") or "moe_alltoall_mc2" not in universe.mindspeed_args(ctx.release):
+        return
+    for other in _ALLTOALL_MC2_EXCLUDES:
+        if role.on(other):
+            yield error(role.key(other), tr("moe_alltoall_mc2 and {other} cannot be combined (MindSpeed asserts it)",
+                                            other=other), "moe-alltoall-mc2", override=role.set_line(other, False))
+    dispatcher = _dispatcher(role)
+    if dispatcher not in ("alltoall", "alltoall_seq"):
         yield error(role.key("moe_token_dispatcher_type"), tr(
-            "moe_token_dispatcher_type={value} requires variable_seq_lengths=False, but verl builds every model with "
-            "variable_seq_lengths=True: megatron-core raises ValueError; use alltoall", value=dispatcher),
-            "moe-dispatcher-variable-seq", override=role.set_line("moe_token_dispatcher_type", "alltoall"))
+            "moe_alltoall_mc2=True requires moe_token_dispatcher_type=alltoall or alltoall_seq (got {value})",
+            value=fmt(dispatcher)), "moe-alltoall-mc2", override=role.set_line("moe_token_dispatcher_type", "alltoall"))
+    elif dispatcher == "alltoall_seq" and role.built_size("tensor_model_parallel_size") != 1:
+        yield error(role.mkey("tensor_model_parallel_size"), tr(
+            "moe_alltoall_mc2=True with moe_token_dispatcher_type=alltoall_seq requires tensor_model_parallel_size=1 "
+            "(got {tp})", tp=role.built_size("tensor_model_parallel_size")), "moe-alltoall-mc2",
+            override=role.set_line("moe_token_dispatcher_type", "alltoall"))
+    elif dispatcher == "alltoall":
+        etp = _int(role.built.get("expert_tensor_parallel_size")) or role.etp
+        if etp != 1:
+            yield error(role.mkey("expert_tensor_parallel_size"), tr(
+                "moe_alltoall_mc2=True with moe_token_dispatcher_type=alltoall requires expert_tensor_parallel_size=1 "
+                "(got {etp}{assumed})", etp=etp, assumed=tr(", which is TP when unset")
+                if role.megatron.get("expert_tensor_parallel_size") is None else ""), "moe-alltoall-mc2",
+                override=size_fix(role, ctx, "expert_tensor_parallel_size", 1))
+        if role.get("moe_expert_capacity_factor") is not None:
+            yield error(role.key("moe_expert_capacity_factor"), tr(
+                "moe_alltoall_mc2=True requires a dropless MoE: moe_expert_capacity_factor must be unset"),
+                "moe-alltoall-mc2", override=role.set_line("moe_expert_capacity_factor", None))
 
 
 @rule("moe-shared-expert-overlap-dispatcher", cites="megatron/core/transformer/transformer_config.py __post_init__ "
@@ -258,11 +310,14 @@ def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         if reads_tp and not role.in_ns("tensor_model_parallel_size"):
             missing.insert(0, "tensor_model_parallel_size")
         if missing:
+            tp = role.tp if role.tp > 1 else 2  # MC2 needs TP > 1: a companion of 1 would only move the error
+            lines = [role.set_line(k, tp if k == "tensor_model_parallel_size" else True) for k in missing]
+            if "tensor_model_parallel_size" in missing and tp != role.tp:
+                lines.insert(0, size_fix(role, ctx, "tensor_model_parallel_size", tp))
             yield error(role.key("use_ascend_mc2"), tr(
                 "use_ascend_mc2=True requires {keys} in override_transformer_config: MindSpeed's MC2 patch reads "
                 "them there and fails with AttributeError without them", keys=", ".join(missing)),
-                "mc2-requires-sp-tp", override=" ".join(
-                    role.set_line(k, role.tp if k == "tensor_model_parallel_size" else True) for k in missing))
+                "mc2-requires-sp-tp", override=" ".join(lines))
             return
     if not role.on("use_ascend_mc2"):
         return
@@ -271,7 +326,7 @@ def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if role.built_size("tensor_model_parallel_size") == 1:
         yield make(role.mkey("tensor_model_parallel_size"),
                    tr("use_ascend_mc2=True requires tensor_model_parallel_size > 1"),
-                   "mc2-requires-sp-tp", override=role.mset_line("tensor_model_parallel_size", 2))
+                   "mc2-requires-sp-tp", override=size_fix(role, ctx, "tensor_model_parallel_size", 2))
     elif role.sequence_parallel is False:
         yield make(role.key("sequence_parallel"), tr("use_ascend_mc2=True requires sequence_parallel=True"),
                    "mc2-requires-sp-tp", override=role.set_line("sequence_parallel", True))

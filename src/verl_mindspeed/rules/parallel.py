@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
+from .. import eras
 from ..errors import Issue
 from ..i18n import tr
-from ._base import Context, RoleView, _int, error, rule, warning
+from ._base import Context, RoleView, _int, error, fmt, rule, warning
 
 _MCORE_MPC = "megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__"
 _MCORE_TC = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
@@ -39,19 +40,47 @@ def ep_tp_requires_sp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         )
 
 
-@rule("cp-sizes-agree", holds_for="verl 0.6.0 and later",
-      cites="verl/workers/engine/mindspeed/transformer_impl.py _mindspeed_repatch; mindspeed/megatron_adaptor.py repatch")
-def cp_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """CP is listed twice in the guide: verl's size and the size MindSpeed reads must be equal."""
-    dict_cp = role.given.get("context_parallel_size")
-    if isinstance(dict_cp, int) and not isinstance(dict_cp, bool) and dict_cp != role.cp:
+#: The engine's parallel sizes a dict may repeat: verl copies the dict over them on the model's config, while the
+#: process groups are built from the engine's.
+_DICT_SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+               "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size")
+
+
+def _engine_size(role: RoleView, name: str) -> Optional[int]:
+    """The size verl's engine builds the process groups with (ETP: TP when unset; VPP: None when unset)."""
+    if name == "expert_tensor_parallel_size":
+        return role.etp
+    if name == "virtual_pipeline_model_parallel_size":
+        return role.vpp
+    return role.size(name)
+
+
+@rule("dict-sizes-agree", holds_for="verl 0.6.0 and later",
+      cites="verl 0.9.1 verl/workers/engine/megatron/transformer_impl.py _build_tf_config (provider_overrides[key] = "
+            "value, after the engine's sizes); mbridge set_extra_args; verl/workers/engine/mindspeed/transformer_impl.py "
+            "_mindspeed_repatch")
+def dict_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """A parallel size in the dict replaces the engine's on the model's config (and in MindSpeed's namespace),
+    while Megatron's process groups keep the engine's: the model is split for one size and run on another."""
+    for name in _DICT_SIZES:
+        value, engine = _int(role.given.get(name)), _engine_size(role, name)
+        if value is None or value == engine:
+            continue
         yield error(
-            role.key("context_parallel_size"),
-            tr("override_transformer_config.context_parallel_size={dict_cp} and megatron.context_parallel_size={cp} "
-               "must be equal", dict_cp=dict_cp, cp=role.cp),
-            "cp-sizes-agree",
-            hint=tr("verl builds process groups from megatron.context_parallel_size, MindSpeed patches from the dict"),
-            override=role.set_line("context_parallel_size", role.cp),
+            role.key(name),
+            tr("override_transformer_config.{name}={value} and megatron.{name}={engine} must be equal: verl copies the "
+               "dict over the engine's size in the model's config, while the process groups use the engine's",
+               name=name, value=value, engine=fmt(engine)),
+            "dict-sizes-agree", override=role.set_line(name, engine),
+        )
+    written = role.given.get("sequence_parallel")
+    engine_sp = role.megatron.get("sequence_parallel") is not False and role.tp > 1
+    if isinstance(written, bool) and written != engine_sp and not (written and role.tp == 1):
+        yield warning(
+            role.key("sequence_parallel"),
+            tr("override_transformer_config.sequence_parallel={value} overrides the engine's sequence_parallel={engine}: "
+               "the model is built with the dict's value", value=fmt(written), engine=fmt(engine_sp)),
+            "dict-sizes-agree", override=role.mset_line("sequence_parallel", written),
         )
 
 
@@ -95,7 +124,9 @@ def mbridge_vpp(role: RoleView, ctx: Context) -> Iterable[Issue]:
             role.mkey("virtual_pipeline_model_parallel_size"),
             tr("use_mbridge=True and virtual_pipeline_model_parallel_size={vpp} cannot be combined on NPU",
                vpp=role.vpp),
-            "mbridge-vpp", hint=tr("set the VPP size to null, or use_mbridge=False with a dist checkpoint"),
+            "mbridge-vpp", hint=tr("set the VPP size to null, or use_mbridge=False with a dist checkpoint")
+            if ctx.era is None or ctx.era.id == eras.LEGACY else tr("set the VPP size to null: this verl release "
+                                                                     "asserts use_mbridge=True"),
             override=role.mset_line("virtual_pipeline_model_parallel_size", None),
         )
 
