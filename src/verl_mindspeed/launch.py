@@ -127,8 +127,8 @@ def era_of(tree: Optional[VerlTree]) -> str:
 
 def preset_settings(overrides: list[str]) -> dict[str, dict[str, Any]]:
     """What each ``+mindspeed=<preset>`` of the (composed) overrides sets, key by key."""
-    from .compose._argv import parse_overrides
-    from .integrations import presets
+    from . import presets
+    from .overrides import parse_overrides
 
     out: dict[str, dict[str, Any]] = {}
     for override in parse_overrides(overrides):

@@ -196,7 +196,7 @@ def test_language_follows_the_locale(base_cfg, capsys, monkeypatch):
 
 def test_preset_summaries_match_the_yaml_and_have_chinese():
     from verl_mindspeed.cli.presets import SUMMARIES
-    from verl_mindspeed.integrations import presets
+    from verl_mindspeed import presets
 
     firsts = {presets.description(n).splitlines()[0] for n in presets.names()}
     assert firsts == set(SUMMARIES)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verl_mindspeed.integrations import presets
+from verl_mindspeed import presets
 
 
 from helpers import ROOT, require  # noqa: F401

@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
 from verl_mindspeed.launch import evaluate
 from verl_mindspeed.compose import compose_argv
-from verl_mindspeed.integrations import presets
+from verl_mindspeed import presets
 from verl_mindspeed.resolver import resolve
 
 A, R = ROLE_PREFIXES["actor"], ROLE_PREFIXES["ref"]

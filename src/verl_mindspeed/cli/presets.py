@@ -6,7 +6,7 @@ import argparse
 import json
 
 from ..i18n import render, tr
-from ..integrations import presets
+from .. import presets
 from ._args import UsageError, add_common
 
 #: The first line of each preset's header comment (conf/mindspeed/*.yaml), so that it renders in Chinese

@@ -22,7 +22,7 @@ from .. import eras
 from ..catalog import OTC
 from ..errors import EvaluationError, Issue
 from ..i18n import tr
-from ._argv import LaunchArgs, parse_overrides, split_argv
+from ..overrides import LaunchArgs, parse_overrides, split_argv
 from ._dataclasses import DataclassIndex
 from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, module_file, read_entry
 from ._hydra_errors import KeyContext, issue_for_failure

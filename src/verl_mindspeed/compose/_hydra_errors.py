@@ -18,7 +18,7 @@ from ..i18n import tr
 from ..resolver._history import group_option_issue, has_path, history_issue, keys_at, rejected_issue
 from ..resolver._suggest import nearest
 from ..rules._base import error
-from ._argv import split_override
+from ..overrides import split_override
 from ._dataclasses import DataclassIndex
 
 

@@ -21,7 +21,7 @@ from typing import Mapping, Optional
 
 from ..errors import EvaluationError, Issue, Location
 from ..i18n import tr
-from ._argv import split_override
+from ..overrides import split_override
 from ._shell import Expander, Word
 
 _OPERATORS = {";", "&&", "||", "|", "&", ";;", "|&"}

@@ -24,7 +24,7 @@ from typing import Iterable, Optional, Sequence
 
 from .. import catalog
 from ..catalog import universe
-from ..compose._argv import split_override
+from ..overrides import split_override
 
 _STOP = {"use", "enable", "enabled", "do", "and", "with", "the"}
 _PHRASES = (("context_parallel", "cp"), ("no_op", "noop"), ("rms_norm", "rmsnorm"), ("flash_attention", "flash_attn"),

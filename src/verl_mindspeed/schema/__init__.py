@@ -25,20 +25,13 @@ from typing import Any, Literal, Union
 from ..catalog import OTC, ROLE_PREFIXES
 from ..errors import ConfigError, Issue
 from ..i18n import tr
+from ..overrides import hydra_value
 from ..resolver._normalize import normalize
 from ._generated import MegatronSettings, MindSpeedConfigFields, TransformerOverrides
+from ._base import SECTIONS
 
-
-def _hydra_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value)
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return f"'{value}'" if any(c in value for c in ",[]{}=' ") else value
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(_hydra_value(v) for v in value) + "]"
-    return str(value)
+SECTIONS[:] = [(TransformerOverrides, "MindSpeedConfig(override_transformer_config=TransformerOverrides(...))"),
+               (MegatronSettings, "MindSpeedConfig(...)")]
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -76,8 +69,8 @@ class MindSpeedConfig(MindSpeedConfigFields):
     def to_overrides(self, role: str = "actor") -> list[str]:
         """Hydra override strings that produce these settings for ``role`` in verl's config."""
         prefix = ROLE_PREFIXES[role]
-        lines = [f"{prefix}.{k}={_hydra_value(v)}" for k, v in self.set_fields().items()]
-        lines += [f"++{prefix}.{OTC}.{k}={_hydra_value(v)}" for k, v in self.to_override_transformer_config().items()]
+        lines = [f"{prefix}.{k}={hydra_value(v)}" for k, v in self.set_fields().items()]
+        lines += [f"++{prefix}.{OTC}.{k}={hydra_value(v)}" for k, v in self.to_override_transformer_config().items()]
         return lines
 
 

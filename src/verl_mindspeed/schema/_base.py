@@ -58,12 +58,12 @@ def _unknown(cls: type, name: str) -> Issue:
     return Issue("error", name, tr("unknown field {name!r} of {cls}", name=name, cls=cls.__name__), rule="schema")
 
 
-def _sections() -> tuple[tuple[type, str], ...]:
-    """The schema's sections and how a user names the place of their fields."""
-    from ._generated import MegatronSettings, TransformerOverrides
+SECTIONS: list[tuple[type, str]] = []
+"""The schema's sections and how a user names the place of their fields (the package registers them)."""
 
-    return ((TransformerOverrides, "MindSpeedConfig(override_transformer_config=TransformerOverrides(...))"),
-            (MegatronSettings, "MindSpeedConfig(...)"))
+
+def _sections() -> list[tuple[type, str]]:
+    return SECTIONS
 
 
 class SchemaBase:

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
 from ..catalog import OTC
+from ..overrides import hydra_value
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -78,11 +79,11 @@ class RoleInput:
 
     def set_line(self, name: str, value: Any) -> str:
         """A pasteable override setting an ``override_transformer_config`` key (``++`` adds or replaces)."""
-        return f"++{self.key(name)}={fmt(value)}"
+        return f"++{self.key(name)}={hydra_value(value)}"
 
     def mset_line(self, name: str, value: Any) -> str:
         """A pasteable override setting a ``megatron.*`` key (always present in verl's YAML)."""
-        return f"{self.mkey(name)}={fmt(value)}"
+        return f"{self.mkey(name)}={hydra_value(value)}"
 
     # -- the engine's sizes ------------------------------------------------------------------
     def size(self, name: str) -> int:

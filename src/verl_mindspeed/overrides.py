@@ -1,15 +1,16 @@
-"""Split a verl launch's argv the way Hydra's ``@hydra.main`` reads it, and parse the overrides."""
+"""Hydra's command line: split a verl launch's argv the way ``@hydra.main`` reads it, parse the overrides, and
+write a value back as an override (:func:`hydra_value`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 
-from ..errors import EvaluationError
-from ..i18n import tr
+from .errors import EvaluationError
+from .i18n import tr
 
 _VALUE_FLAGS = {"--config-path": "config_path", "-cp": "config_path", "--config-name": "config_name",
                 "-cn": "config_name", "--config-dir": "config_dir", "-cd": "config_dir"}
@@ -70,3 +71,21 @@ def parse_overrides(overrides: list[str]) -> list[Override]:
             raise EvaluationError(tr("cannot parse override {text!r}: {error}", text=text,
                                      error=str(exc).splitlines()[0])) from exc
     return parsed
+
+
+_SPECIAL = set(",[]{}=' ()\"$:")
+
+
+def hydra_value(value: Any) -> str:
+    """A value as it is typed on a Hydra command line: ``True``, ``null``, ``[a,b]``; a string Hydra would read
+    otherwise (``a,b`` is a sweep, ``a b`` two arguments) is quoted."""
+    if value is True or value is False:
+        return str(value)
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "\\'") + "'" if (not value or _SPECIAL & set(value)) else value
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
+    return str(value)
+
