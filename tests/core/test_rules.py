@@ -84,7 +84,7 @@ CASES = [
     ("expert-parallel-divides-world", {M + "expert_model_parallel_size": 16}, "error",
      M + "expert_model_parallel_size",
      "expert_tensor_parallel_size x expert_model_parallel_size x pipeline_model_parallel_size = 1 x 16 x 1 = 16 "
-     "must divide the device count 8", {M + "expert_model_parallel_size": 8}, {}),
+     "must divide the device count 8 (expert_tensor_parallel_size is unset: megatron takes TP)", {M + "expert_model_parallel_size": 8}, {}),
     ("mbridge-vpp", {M + "pipeline_model_parallel_size": 2, M + "virtual_pipeline_model_parallel_size": 2}, "error",
      M + "virtual_pipeline_model_parallel_size",
      "use_mbridge=True and virtual_pipeline_model_parallel_size=2 cannot be combined on NPU",

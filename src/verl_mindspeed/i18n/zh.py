@@ -315,9 +315,9 @@ MESSAGES: dict[str, str] = {
         "必须整除设备数 trainer.nnodes x trainer.n_gpus_per_node = {world}",
     "change a parallel size or the number of devices": "请调整并行大小或设备数",
     "expert_tensor_parallel_size x expert_model_parallel_size x pipeline_model_parallel_size = {etp} x {ep} x {pp} = "
-    "{size} must divide the device count {world}":
+    "{size} must divide the device count {world}{assumed}":
         "expert_tensor_parallel_size x expert_model_parallel_size x pipeline_model_parallel_size = {etp} x {ep} x {pp} = "
-        "{size} 必须整除设备数 {world}",
+        "{size} 必须整除设备数 {world}{assumed}",
     "use_mbridge=True and virtual_pipeline_model_parallel_size={vpp} cannot be combined on NPU":
         "在 NPU 上 use_mbridge=True 与 virtual_pipeline_model_parallel_size={vpp} 不能同时使用",
     "set the VPP size to null, or use_mbridge=False with a dist checkpoint":
@@ -780,4 +780,8 @@ MESSAGES: dict[str, str] = {
         '已跳过 {path}：{why}',
     'skipped: {why}':
         '已跳过：{why}',
+    ' (expert_tensor_parallel_size is unset: megatron takes TP)':
+        '（expert_tensor_parallel_size 未设置：megatron 取 TP 的值）',
+    "{name}={value} is a MindSpeed {release} switch outside the feature guide that no check here covers: MindSpeed's own checks on it run only inside each worker":
+        '{name}={value} 是 MindSpeed {release} 在特性指南之外的开关，这里没有检查覆盖它：MindSpeed 自己对它的检查只会在每个 worker 内部运行',
 }

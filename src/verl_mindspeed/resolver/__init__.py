@@ -26,7 +26,7 @@ from ..rules._base import Context, warning
 from ..i18n import tr
 from ..simulate import Build, RoleInput, Simulation, active_roles, read_role, simulate, world_size
 from ._finalize import injected_dict
-from ._keys import check_megatron_keys, check_otc_keys
+from ._keys import check_megatron_keys, check_otc_keys, uncovered_switches
 from ._normalize import normalize
 from ._role_checks import check_megatron_values, check_otc_values, preflight_issues
 
@@ -141,6 +141,8 @@ def resolve(
             issues += found
             issues += check_otc_values(raw.prefix, otc, release)
         explicit = {k for k, v in otc.items() if k not in defaults or defaults[k] != v}
+        if not repeats_actor:
+            issues += uncovered_switches(raw.prefix, otc, explicit, release)
         inputs[name] = RoleInput(name, raw.prefix, raw.megatron, otc, explicit, given=raw.otc,
                                  inherits_actor=raw.inherits_actor_otc)
         if repeats_actor and _same_layout(inputs[name], inputs["actor"]):

@@ -12,10 +12,10 @@ from typing import Any, Iterable, Optional, Sequence
 
 from .. import catalog
 from ..catalog import universe, verl_keys
-from ..compose._argv import split_override
+from ..overrides import split_override
 from ..errors import Issue
 from ..i18n import tr
-from ..rules._base import error, fmt, warning
+from ..rules._base import error, fmt, note, warning
 from ._history import has_path, history_issue, keys_at, rejected_issue
 from ._suggest import nearest
 
@@ -43,6 +43,26 @@ def check_otc_keys(prefix: str, raw: dict[str, Any], *, strict: bool) -> list[Is
                 "unknown-key", hint=tr("check the spelling, or ignore if a newer release added it"),
             ))
     return issues
+
+
+def uncovered_switches(prefix: str, otc: dict[str, Any], explicit: Iterable[str], release: str) -> list[Issue]:
+    """MindSpeed switches outside the feature guide that no rule here looks at, set by the user: said as a note,
+    since MindSpeed's own checks on them run only inside each worker."""
+    from ..rules import named_keys
+
+    args, (fields, _) = universe.mindspeed_args(release), universe.transformer_config_fields()
+    out = []
+    for name in sorted(explicit):
+        spec, value = args.get(name), otc.get(name)
+        if spec is None or name in fields or catalog.flag(name, "otc") or name in named_keys():
+            continue
+        if value in (None, False, "") or value == spec.get("default"):
+            continue
+        out.append(note(f"{prefix}.{catalog.OTC}.{name}", tr(
+            "{name}={value} is a MindSpeed {release} switch outside the feature guide that no check here covers: "
+            "MindSpeed's own checks on it run only inside each worker", name=name, value=fmt(value),
+            release=release), "no-hand-rule"))
+    return out
 
 
 def check_megatron_keys(prefix: str, megatron: dict[str, Any], known: Iterable[str]) -> list[Issue]:

@@ -10,7 +10,7 @@ import shlex
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
-from ..compose._argv import split_override
+from ..overrides import split_override
 from ..errors import Issue, Location
 from ._history import group, occupied
 from ._keys import check_added_keys
@@ -46,7 +46,9 @@ def _fix(issue: Issue, cfg: Any, argv: Sequence[str]) -> Issue:
     if override and override.startswith("+") and not override.startswith("++") and "." in override.partition("=")[0] \
             and _exists(cfg, override[1:]):
         override = "+" + override  # a preset (or the YAML) already set it: '+' would fail, '++' replaces
-    if override and not _one_shell_word(override):
+    if override and "='" in override:  # a value Hydra must see quoted ('0,7' is a sweep bare): keep the quotes
+        override = " ".join(f'"{word}"' if "='" in word and '"' not in word else word for word in override.split(" "))
+    elif override and not _one_shell_word(override):
         override = shlex.quote(override)  # a value such as [8, 16] stays one argument when pasted into a script
     return issue if override == issue.override else replace(issue, override=override)
 

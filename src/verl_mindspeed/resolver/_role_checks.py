@@ -11,7 +11,7 @@ from ..catalog import universe
 from ..errors import Issue
 from ..i18n import tr
 from ..rules._base import error, fmt
-from ._values import check_arg, check_flag
+from ._values import check_arg, check_flag, suggested_value
 
 
 def preflight_issues(cfg: DictConfig) -> Iterable[Issue]:
@@ -32,8 +32,9 @@ def check_megatron_values(prefix: str, megatron: dict[str, Any]) -> list[Issue]:
         if flag.name in megatron:
             problem = check_flag(flag, megatron[flag.name])
             if problem:
+                fix = suggested_value(problem, megatron[flag.name], flag.minimum)
                 issues.append(error(f"{prefix}.{flag.name}", tr("{name} {problem}", name=flag.name, problem=problem),
-                                    "value"))
+                                    "value", override=None if fix is None else f"{prefix}.{flag.name}={fmt(fix)}"))
     return issues
 
 
@@ -53,6 +54,8 @@ def check_otc_values(prefix: str, otc: dict[str, Any], release: str) -> list[Iss
         if problem:
             hint = tr("write True or False (Hydra reads yes/no/1/0 as strings or numbers)") \
                 if getattr(problem, "template", "").startswith("must be True or False") else ""
-            issues.append(error(f"{prefix}.{catalog.OTC}.{name}", tr("{name} {problem}", name=name, problem=problem),
-                                "value", hint=hint))
+            path = f"{prefix}.{catalog.OTC}.{name}"
+            fix = suggested_value(problem, value, flag.minimum if flag is not None else None)
+            issues.append(error(path, tr("{name} {problem}", name=name, problem=problem), "value", hint=hint,
+                                override=None if fix is None else f"++{path}={fmt(fix)}"))
     return issues

@@ -51,10 +51,33 @@ def _check_choice(value: str, choices: tuple[str, ...]) -> Optional[str]:
     if not choices or value in choices:
         return None
     near = nearest(value, choices)
+    if near is None:  # a shortened choice ('ulysses'): the one choice it starts
+        starts = [c for c in choices if c.lower().startswith(value.lower()) and value]
+        near = starts[0] if len(starts) == 1 else None
     if near:
         return tr("must be one of {choices}; got {value}; did you mean {near}?", choices=", ".join(choices),
-                  value=repr(value), near=repr(near))
+                  value=repr(value), near=repr(near), fix=near)
     return tr("must be one of {choices}; got {value}", choices=", ".join(choices), value=repr(value))
+
+
+_TRUTH = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+
+
+def suggested_value(problem: Any, value: Any, minimum: Optional[int] = None) -> Any:
+    """The nearest legal value for a value a check refused, or ``None`` when there is none to propose: the
+    choice it named, the boolean a ``yes``/``1`` means, the integer a digit string holds, the minimum."""
+    params = getattr(problem, "params", {})
+    if "fix" in params:
+        return params["fix"]
+    template = getattr(problem, "template", "")
+    if template.startswith("must be True or False"):
+        return _TRUTH.get(str(value).strip().lower())
+    if template.startswith("must be an integer"):
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        if _is_int(value):
+            return value if minimum is None else max(value, minimum)
+    return None
 
 
 def check_arg(spec: dict, value: Any) -> Optional[str]:

@@ -14,7 +14,8 @@ from ..i18n import tr
 from ..model._constraints import balanced_pipeline_split, experts_split, ffn_split, heads_split, vpp_splits
 from ..model._layout import stage_layer_counts
 from ..model.spec import MLA_KEYS, ModelSpec
-from ._base import Context, RoleView, _int, error, issue, rule, warning
+from ._base import Context, RoleView, _int, error, issue, rule, size_fix, warning
+from ._sizes import EP, PP, TP, fix_size
 from .memory import noop_indices
 
 _MCORE_CFG = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
@@ -44,7 +45,7 @@ def heads_divisible_by_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if spec and not heads_split(spec, role.tp):
         yield error(role.mkey("tensor_model_parallel_size"), tr(
             "tensor_model_parallel_size={tp} requires num_attention_heads divisible by {tp} (the model has {heads})",
-            tp=role.tp, heads=spec.num_attention_heads), "model-heads-tp")
+            tp=role.tp, heads=spec.num_attention_heads), "model-heads-tp", override=fix_size(role, ctx, TP))
 
 
 @rule("model-query-groups-tp", cites=_MCORE_CFG,
@@ -59,12 +60,12 @@ def query_groups_divisible_by_tp(role: RoleView, ctx: Context) -> Iterable[Issue
             yield error(role.mkey("tensor_model_parallel_size"), tr(
                 "tensor_model_parallel_size={tp} requires num_query_groups (num_key_value_heads) to be a multiple or a "
                 "divisor of {tp} (the model has {groups})", tp=role.tp, groups=spec.num_query_groups),
-                "model-query-groups-tp")
+                "model-query-groups-tp", override=fix_size(role, ctx, TP))
         return
     yield error(role.mkey("tensor_model_parallel_size"), tr(
         "tensor_model_parallel_size={tp} requires num_query_groups (num_key_value_heads) a multiple of {tp} "
         "(the model has {groups}; megatron-core 0.16 also accepts a divisor)", tp=role.tp,
-        groups=spec.num_query_groups), "model-query-groups-tp")
+        groups=spec.num_query_groups), "model-query-groups-tp", override=fix_size(role, ctx, TP))
 
 
 @rule("model-ffn-tp", cites="megatron/core/tensor_parallel/layers.py (divide(output_size, world))", holds_for=_BOTH)
@@ -74,8 +75,9 @@ def ffn_divisible(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if not spec:
         return
     for size, name, ffn, width in ffn_split(spec, role.tp, role.etp):
+        fix = fix_size(role, ctx, TP) if name == TP else size_fix(role, ctx, name, 1)
         yield error(role.mkey(name), tr("{name}={size} requires {ffn} divisible by {size} (the model has {width})",
-                                        name=name, size=size, ffn=ffn, width=width), "model-ffn-tp")
+                                        name=name, size=size, ffn=ffn, width=width), "model-ffn-tp", override=fix)
 
 
 @rule("model-layers-pp", cites=_MCORE_PP, holds_for=_BOTH)
@@ -96,7 +98,7 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         yield error(role.mkey("pipeline_model_parallel_size"), tr(
             "pipeline_model_parallel_size={pp} requires the {total} layers to split evenly over {pp} stages, or "
             "num_layers_in_first_pipeline_stage/num_layers_in_last_pipeline_stage with an even middle",
-            pp=pp, total=total), "model-layers-pp", hint=hint)
+            pp=pp, total=total), "model-layers-pp", hint=hint, override=fix_size(role, ctx, PP))
         return
     given = " and ".join(f"{n}={v}" for n, v in ((_FIRST, first), (_LAST, last)) if v is not None)
     middle_stages = pp - (first is not None) - (last is not None)
@@ -114,7 +116,8 @@ def vpp_divides_stage_layers(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if counts and vpp and vpp > 1 and role.pp > 1 and not vpp_splits(counts, vpp):
         yield error(role.mkey("virtual_pipeline_model_parallel_size"), tr(
             "virtual_pipeline_model_parallel_size={vpp} requires the layers of every pipeline stage ({counts}) "
-            "divisible by {vpp}", vpp=vpp, counts=", ".join(map(str, counts))), "model-vpp-layers")
+            "divisible by {vpp}", vpp=vpp, counts=", ".join(map(str, counts))), "model-vpp-layers",
+            override=role.mset_line("virtual_pipeline_model_parallel_size", None))
 
 
 def chunk_layer_counts(role: RoleView, spec: ModelSpec) -> Optional[list[int]]:
@@ -188,7 +191,7 @@ def experts_divisible_by_ep(role: RoleView, ctx: Context) -> Iterable[Issue]:
     elif not experts_split(spec, role.ep):
         yield error(role.mkey("expert_model_parallel_size"), tr(
             "expert_model_parallel_size={ep} requires num_experts divisible by {ep} (the model has {experts})",
-            ep=role.ep, experts=spec.num_experts), "model-experts-ep")
+            ep=role.ep, experts=spec.num_experts), "model-experts-ep", override=fix_size(role, ctx, EP))
 
 
 @rule("model-cp-ulysses-heads", cites="mindspeed/features_manager/context_parallel/ulysses_context_parallel.py",
@@ -202,7 +205,8 @@ def ulysses_heads(role: RoleView, ctx: Context) -> Iterable[Issue]:
         yield error(role.key("context_parallel_algo"), tr(
             "context_parallel_algo=ulysses_cp_algo requires num_attention_heads divisible by context_parallel_size x "
             "tensor_model_parallel_size = {cp} x {tp} = {size} (the model has {heads})", cp=role.cp, tp=role.tp,
-            size=role.cp * role.tp, heads=spec.num_attention_heads), "model-cp-ulysses-heads")
+            size=role.cp * role.tp, heads=spec.num_attention_heads), "model-cp-ulysses-heads",
+            override=role.set_line("context_parallel_algo", "megatron_cp_algo"))
 
 
 @rule("model-mla", cites="mindspeed/features_manager/transformer/multi_head_latent_attention/mla_feature.py",

@@ -7,7 +7,8 @@ from typing import Iterable, Optional
 from .. import eras
 from ..errors import Issue
 from ..i18n import tr
-from ._base import Context, RoleView, _int, error, fmt, rule, warning
+from ._base import Context, RoleView, _int, error, fmt, rule, size_fix, warning
+from ._sizes import fix_world
 
 _MCORE_MPC = "megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__"
 _MCORE_TC = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
@@ -97,22 +98,31 @@ def model_parallel_divides_world(role: RoleView, ctx: Context) -> Iterable[Issue
                "{world}", tp=role.tp, pp=role.pp, cp=role.cp, size=size, world=ctx.world_size),
             "model-parallel-divides-world",
             hint=tr("change a parallel size or the number of devices"),
+            override=fix_world(role, ctx, ("pipeline_model_parallel_size", "tensor_model_parallel_size",
+                                           "context_parallel_size")),
         )
 
 
 @rule("expert-parallel-divides-world", holds_for="megatron-core 0.12.1 and 0.16.1",
       cites="megatron/core/parallel_state.py initialize_model_parallel (expert-data-parallel group)")
 def expert_parallel_divides_world(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """ETP x EP x PP must divide the number of devices."""
+    """ETP x EP x PP must divide the number of devices (ETP is TP when unset)."""
     size = role.etp * role.ep * role.pp
-    if ctx.world_size and ctx.world_size % size:
-        yield error(
-            role.mkey("expert_model_parallel_size"),
-            tr("expert_tensor_parallel_size x expert_model_parallel_size x pipeline_model_parallel_size = "
-               "{etp} x {ep} x {pp} = {size} must divide the device count {world}",
-               etp=role.etp, ep=role.ep, pp=role.pp, size=size, world=ctx.world_size),
-            "expert-parallel-divides-world",
-        )
+    if not ctx.world_size or ctx.world_size % size == 0:
+        return
+    assumed = role.megatron.get("expert_tensor_parallel_size") is None
+    if assumed and role.ep == 1 and ctx.world_size % (role.tp * role.pp * role.cp):
+        return  # the same product as TP x PP x CP: model-parallel-divides-world reports it, and its fix fixes both
+    yield error(
+        role.mkey("expert_model_parallel_size"),
+        tr("expert_tensor_parallel_size x expert_model_parallel_size x pipeline_model_parallel_size = "
+           "{etp} x {ep} x {pp} = {size} must divide the device count {world}{assumed}",
+           etp=role.etp, ep=role.ep, pp=role.pp, size=size, world=ctx.world_size,
+           assumed=tr(" (expert_tensor_parallel_size is unset: megatron takes TP)") if assumed else ""),
+        "expert-parallel-divides-world",
+        override=fix_world(role, ctx, ("expert_model_parallel_size",))
+        or size_fix(role, ctx, "expert_tensor_parallel_size", 1),
+    )
 
 
 @rule("mbridge-vpp", holds_for="verl on NPU", cites="MindSpeed docs/zh/user-guide/verl.md (mbridge cannot be "

@@ -1,0 +1,82 @@
+"""The nearest parallel size that satisfies every divisibility rule at once: the fix a divisibility error offers.
+
+A fix line is a contract: pasted, it removes its error without creating another. So the size proposed for one
+rule is checked against every rule on that size (heads, query groups, MLP widths, experts, layers, the device
+count), not only the rule that fired, and it moves every role that shares the size (:func:`_base.size_fix`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ..model._constraints import experts_split, ffn_split, heads_split
+from ._base import Context, RoleView, size_fix
+
+TP, PP, CP, EP = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+                  "expert_model_parallel_size")
+_LIMIT = 1024
+
+
+def _nearest(current: int, ok: Callable[[int], bool], limit: int = _LIMIT) -> Optional[int]:
+    """The size closest to ``current`` (the smaller on a tie) for which ``ok`` holds, or None."""
+    found = [n for n in range(1, max(limit, current) + 1) if n != current and ok(n)]
+    return min(found, key=lambda n: (abs(n - current), n)) if found else None
+
+
+def _divides_world(ctx: Context, product: int) -> bool:
+    return not ctx.world_size or ctx.world_size % product == 0
+
+
+def tp_ok(role: RoleView, ctx: Context, tp: int) -> bool:
+    """Every rule on TP holds at ``tp``: heads, query groups (per megatron-core line), MLP widths, devices."""
+    spec = ctx.model
+    etp = role.etp if role.megatron.get("expert_tensor_parallel_size") is not None else tp
+    if spec is not None:
+        groups = spec.num_query_groups
+        groups_ok = groups % tp == 0 or (ctx.core >= (0, 16) and tp % groups == 0)
+        if not (heads_split(spec, tp) and groups_ok) or ffn_split(spec, tp, etp):
+            return False
+    return _divides_world(ctx, tp * role.pp * role.cp) and _divides_world(ctx, etp * role.ep * role.pp)
+
+
+def pp_ok(role: RoleView, ctx: Context, pp: int) -> bool:
+    """Every rule on PP holds at ``pp``: the model's layers split evenly, devices."""
+    spec = ctx.model
+    if spec is not None and (pp > spec.num_layers or spec.num_layers % pp):
+        return False
+    return _divides_world(ctx, role.tp * pp * role.cp) and _divides_world(ctx, role.etp * role.ep * pp)
+
+
+def cp_ok(role: RoleView, ctx: Context, cp: int) -> bool:
+    return _divides_world(ctx, role.tp * role.pp * cp)
+
+
+def ep_ok(role: RoleView, ctx: Context, ep: int) -> bool:
+    """Every rule on EP holds at ``ep``: the model's experts split evenly, devices."""
+    spec = ctx.model
+    if spec is not None and (not spec.is_moe and ep > 1 or not experts_split(spec, ep)):
+        return False
+    return _divides_world(ctx, role.etp * ep * role.pp)
+
+
+_CHECKS = {TP: tp_ok, PP: pp_ok, CP: cp_ok, EP: ep_ok}
+
+
+def fix_size(role: RoleView, ctx: Context, name: str) -> Optional[str]:
+    """The lines that move ``name`` to its nearest valid value for every role sharing it, or None."""
+    ok = _CHECKS[name]
+    value = _nearest(role.size(name), lambda n: ok(role, ctx, n), ctx.world_size or _LIMIT)
+    return size_fix(role, ctx, name, value) if value is not None else None
+
+
+def fix_world(role: RoleView, ctx: Context, names: tuple[str, ...]) -> Optional[str]:
+    """For a product of sizes that does not divide the devices: change the one size that moves least."""
+    best: Optional[tuple[float, str, int]] = None
+    for name in names:
+        current = role.size(name)
+        value = _nearest(current, lambda n: _CHECKS[name](role, ctx, n), ctx.world_size or _LIMIT)
+        if value is not None:
+            cost = max(value, current) / min(value, current)
+            if best is None or cost < best[0]:
+                best = (cost, name, value)
+    return size_fix(role, ctx, best[1], best[2]) if best else None
