@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from helpers import full_stack
+
+#: Test files that build the project's wheel or copy the repository: one worker runs them all, one at a time.
+_BUILDS = {"test_wheel.py", "test_readme_main_command.py", "test_readme.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tiers as markers (``-m "not conformance"`` for the quick loop), and groups for pytest-xdist: the oracle's
+    workers and verdict cache serve one process, so every conformance test runs on the same xdist worker."""
+    for item in items:
+        path = Path(str(item.fspath))
+        if "conformance" in path.parts:
+            item.add_marker(pytest.mark.conformance)
+            item.add_marker(pytest.mark.xdist_group("conformance"))
+        elif path.name in _BUILDS:
+            item.add_marker(pytest.mark.xdist_group("build"))
 
 
 @pytest.fixture(autouse=True)
