@@ -1,15 +1,20 @@
 """The differential matrix: the project's verdict against the oracle's, configuration by configuration.
 
-Configurations come from Hypothesis over the catalogue's flags, parallel sizes, roles and the fixture models
-(derandomized: the same seed gives the same list), from the repo's ``examples/*.args`` and from the corpus of
-real launch lines. Each is composed once, then judged for every MindSpeed release by:
+Configurations come from Hypothesis (derandomized: the same seed gives the same list) over the space users
+write: the catalogue's flags; every other argument MindSpeed registers (:data:`ARGS_RELEASE`); the megatron
+fields verl's engine also sets, repeated in the dict (:data:`DICT_FIELDS`); parallel sizes, roles and the
+fixture models; and the three config paths verl offers (Megatron-Bridge, the default; mbridge with
+``vanilla_mbridge=True``; the converter with ``use_mbridge=False``, which verl 0.9.1's engine refuses). Also the
+repo's ``examples/*.args`` and the corpus of real launch lines. Each is composed once, then judged for every
+MindSpeed release by:
 
 - the project: ``verl_mindspeed.launch.resolve_launch`` (errors / warnings; notes do not count);
 - the oracle: verl 0.9.1's own code for the inputs (``verl_side``), MindSpeed + megatron-core for the verdict.
 
 Classes: ``agree``; ``stricter-documented`` (the project errors only through a rule in :data:`DELIBERATE`);
 ``project-stricter`` (project error, upstream passes); ``project-missed`` (upstream error, project passes);
-``severity-mismatch`` (one warns where the other is silent).
+``severity-mismatch`` (one warns where the other is silent); ``noted-uncovered`` (upstream error on a MindSpeed
+switch outside the feature guide that no rule covers, which the project reports as a ``no-hand-rule`` note).
 """
 
 from __future__ import annotations
@@ -43,8 +48,9 @@ DELIBERATE = {
                  "cannot be loaded into (the weight loader, after the config the oracle builds)",
     "role-sizes-agree": "verl reuses the first engine's parallel state for every later role without a check: the "
                         "silent layout change is the failure (the oracle confirms nothing raises)",
-    "cp-sizes-agree": "MindSpeed patches for one CP size while the process groups have another: no config check "
-                      "sees it, the attention split is wrong at run time",
+    "dict-sizes-agree": "verl copies a parallel size of the dict over the engine's on the model's config while the "
+                        "process groups keep the engine's (verl/workers/engine/megatron/transformer_impl.py "
+                        "_build_tf_config): no config check sees it, the model is split for one size and run on another",
     "cp-algo-release": "the release has no code for the algorithm: MindSpeed accepts the string without argparse "
                        "and registers no CP attention for it",
 }
@@ -61,10 +67,26 @@ DOCUMENTED_WARNINGS = {
                           "and runs without MC2; the oracle records exceptions and unapplied patches, not warnings.warn",
     "mc2-conflicts": "as a warning, MC2 on a MoE model: MindSpeed's MC2 documentation says it is not for MoE models; "
                      "no code path checks it",
+    "dict-sizes-agree": "as a warning, sequence_parallel in the dict overriding the engine's: legal, the model is "
+                        "built with the dict's value, which no config check compares",
+    "moe-dispatcher-variable-seq": "as a warning, when the model is unknown: megatron refuses the dispatcher on a MoE "
+                                   "model only, and without a model the check cannot tell",
     "model-memory": "the planner's estimate of the peak device memory against the device's capacity: nothing "
                     "upstream checks it, the failure is an out-of-memory after the weights are loaded",
 }
-CLASSES = ("agree", "stricter-documented", "project-stricter", "project-missed", "severity-mismatch")
+CLASSES = ("agree", "stricter-documented", "noted-uncovered", "project-stricter", "project-missed",
+           "severity-mismatch")
+#: Dict-carried megatron fields verl's engine also sets, which users repeat in the dict (values to draw from).
+DICT_FIELDS = {
+    "tensor_model_parallel_size": [1, 2, 4], "pipeline_model_parallel_size": [1, 2],
+    "virtual_pipeline_model_parallel_size": [None, 2], "context_parallel_size": [1, 2],
+    "expert_model_parallel_size": [1, 2, 4], "expert_tensor_parallel_size": [1, 2],
+    "sequence_parallel": [True, False], "seq_length": [1024, 4095, 4096],
+    "moe_token_dispatcher_type": ["alltoall", "allgather", "alltoall_seq", "flex"],
+    "variable_seq_lengths": [True, False],
+}
+#: The release whose registered arguments the generator draws non-catalogue switches from.
+ARGS_RELEASE = "26.1.0_core_r0.12.1"
 #: Launch-line model names -> fixture model (the corpus and examples name models by path).
 MODEL_HINTS = {"qwen3-8b": "Qwen3-8B", "30b": "Qwen3-30B-A3B", "moonlight": "Moonlight-16B-A3B-Instruct", "deepseek": "DeepSeek-V3",
                "0.6b": "Qwen3-0.6B", "0_6b": "Qwen3-0.6B", "06b": "Qwen3-0.6B", "2.5-7b": "Qwen2.5-7B-Instruct"}
@@ -96,6 +118,7 @@ def strategies():
     """A Hypothesis strategy of :class:`Config` over the catalogue's flags, sizes, roles and models."""
     from hypothesis import strategies as st
     from verl_mindspeed import catalog
+    from verl_mindspeed.catalog import universe
 
     def flag_values(f):
         if f.type == "bool":
@@ -112,6 +135,20 @@ def strategies():
 
     otc = [f for f in catalog.flags("otc")]
     otc_items = st.sampled_from(otc).flatmap(lambda f: st.tuples(st.just(f.name), flag_values(f)))
+    # every argument MindSpeed registers outside the catalogue: its switches on, its choices, small integers
+    extra = []
+    for name, spec in sorted(universe.mindspeed_args(ARGS_RELEASE).items()):
+        if catalog.flag(name, "otc") is not None or name in DICT_FIELDS:
+            continue
+        if spec.get("action") == "store_true":
+            extra.append((name, st.just(True)))
+        elif isinstance(spec.get("choices"), list) and spec["choices"]:
+            extra.append((name, st.sampled_from(spec["choices"])))
+        elif spec.get("type") == "int":
+            extra.append((name, st.sampled_from([1, 2, 4])))
+    extra_items = st.sampled_from(extra).flatmap(lambda e: st.tuples(st.just(e[0]), e[1]))
+    dict_items = st.sampled_from(sorted(DICT_FIELDS)).flatmap(
+        lambda k: st.tuples(st.just(k), st.sampled_from(DICT_FIELDS[k])))
     sizes = st.fixed_dictionaries({
         "tensor_model_parallel_size": st.sampled_from([1, 1, 2, 4]),
         "pipeline_model_parallel_size": st.sampled_from([1, 1, 2]),
@@ -128,6 +165,18 @@ def strategies():
         settings = {f"{A}.{k}": v for k, v in chosen.items() if v is not None}
         for name, value in draw(st.lists(otc_items, max_size=5, unique_by=lambda t: t[0])):
             settings[f"{A}.override_transformer_config.{name}"] = value
+        if draw(st.integers(0, 3)) == 0:  # a MindSpeed argument the catalogue does not know
+            name, value = draw(extra_items)
+            settings[f"{A}.override_transformer_config.{name}"] = value
+        if draw(st.integers(0, 3)) == 0:  # a megatron field the engine also sets, repeated in the dict
+            name, value = draw(dict_items)
+            if value is not None:
+                settings[f"{A}.override_transformer_config.{name}"] = value
+        path = draw(st.sampled_from(["megatron-bridge", "megatron-bridge", "mbridge", "converter"]))
+        if path == "mbridge":
+            settings[f"{A}.vanilla_mbridge"] = True
+        elif path == "converter":
+            settings[f"{A}.use_mbridge"] = False
         if draw(st.integers(0, 9)) == 0:
             settings["actor_rollout_ref.actor.use_kl_loss"] = True
         if draw(st.integers(0, 19)) == 0:
@@ -260,6 +309,8 @@ def classify(cfg: Config, release: str, res, oracle: dict) -> Row:
         klass = "agree"
     elif project == "error" and upstream != "error":
         klass = "stricter-documented" if all(r in DELIBERATE for r in errors) else "project-stricter"
+    elif upstream == "error" and project != "error" and any(i.rule == "no-hand-rule" for i in res.notes):
+        klass = "noted-uncovered"
     elif upstream == "error":
         klass = "project-missed"
     elif project == "warning" and upstream == "ok" and \
@@ -312,7 +363,7 @@ def findings(rows: list[Row]) -> list[dict]:
     best: dict[tuple, Row] = {}
     counts: dict[tuple, int] = {}
     for row in rows:
-        if row.klass in ("agree", "stricter-documented"):
+        if row.klass in ("agree", "stricter-documented", "noted-uncovered"):
             continue
         sig = signature(row)
         counts[sig] = counts.get(sig, 0) + 1

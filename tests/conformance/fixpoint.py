@@ -1,0 +1,70 @@
+"""Fix lines pasted back, round after round, as a user does: the contract that every error's fix converges.
+
+A round checks the launch, takes the fix line of every error, and pastes it: each word of a fix replaces the
+argument that sets the same key (the user edits that line), or is appended when no argument does. An error
+without a fix line stops the launch there (``stuck``). Two rounds that report the same errors are a loop.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+def _key(arg: str) -> str:
+    return arg.lstrip("+~").partition("=")[0]
+
+
+def paste(argv: list[str], fixes: list[str]) -> list[str]:
+    """``argv`` with every word of every fix line applied (a later word for the same key wins)."""
+    out = list(argv)
+    for line in fixes:
+        for word in shlex.split(line):
+            keys = [i for i, arg in enumerate(out) if "=" in arg and _key(arg) == _key(word)]
+            if keys:
+                out[keys[-1]] = word
+            else:
+                out.append(word)
+    return out
+
+
+@dataclass
+class Outcome:
+    argv: list[str]
+    rounds: int
+    """Rounds of pasting it took to reach no error (0: none was needed)."""
+    status: str
+    """``fixed``, ``stuck`` (an error without a fix line), ``loop`` (the same errors again) or ``slow`` (errors
+    left after the allowed rounds)."""
+    history: list[list[str]] = field(default_factory=list)
+    """The errors of each round, as ``rule key`` strings."""
+    last: Optional[object] = None
+
+
+def converge(argv: list[str], evaluate, rounds: int = 2) -> Outcome:
+    """Paste the fixes of ``evaluate(argv)`` up to ``rounds`` times; ``evaluate`` returns a Resolution."""
+    history: list[list[str]] = []
+    for done in range(rounds + 1):
+        res = evaluate(argv)
+        errors = sorted(f"{i.rule} {i.key}" for i in res.errors)
+        if not errors:
+            return Outcome(argv, done, "fixed", history, res)
+        if errors in history:
+            return Outcome(argv, done, "loop", [*history, errors], res)
+        history.append(errors)
+        fixes = [i.override for i in res.errors if i.override]
+        if len(fixes) < len(res.errors):
+            return Outcome(argv, done, "stuck", history, res)
+        if done == rounds:
+            break
+        argv = paste(argv, fixes)
+    return Outcome(argv, rounds, "slow", history, res)
+
+
+def summary(outcomes: list[Outcome]) -> dict[str, int]:
+    out = {"failing": len(outcomes), "fixed": 0, "fixed_in_1": 0, "stuck": 0, "loop": 0, "slow": 0}
+    for o in outcomes:
+        out[o.status] += 1
+        out["fixed_in_1"] += o.status == "fixed" and o.rounds == 1
+    return out
