@@ -13,7 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from . import __version__, eras
+from . import eras
+from ._version import __version__
 from .catalog import universe
 from .compose import VerlTree, compose_argv, era_of_tree
 from .compose._script import LaunchFile, read_launch_file

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Optional
 
-from .. import __version__
+from .._version import __version__
 from ..compose import split_pasted
 from ..errors import EvaluationError
 from ..i18n import render, tr

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
-from .. import __version__
+from .._version import __version__
 from ..errors import Issue
 from ..i18n import render
 from ..report import LABELS

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from .. import __version__
+from .._version import __version__
 from ..i18n import LANGS, Msg, default_lang, render, tr
 
 
