@@ -35,8 +35,8 @@ class Outcome:
     rounds: int
     """Rounds of pasting it took to reach no error (0: none was needed)."""
     status: str
-    """``fixed``, ``stuck`` (an error without a fix line), ``loop`` (the same errors again) or ``slow`` (errors
-    left after the allowed rounds)."""
+    """``fixed``, ``stuck`` (an error without a fix line), ``loop`` (the same errors again), ``slow`` (errors
+    left after the allowed rounds) or ``broken`` (a pasted fix made the command line unreadable)."""
     history: list[list[str]] = field(default_factory=list)
     """The errors of each round, as ``rule key`` strings."""
     last: Optional[object] = None
@@ -44,9 +44,14 @@ class Outcome:
 
 def converge(argv: list[str], evaluate, rounds: int = 2) -> Outcome:
     """Paste the fixes of ``evaluate(argv)`` up to ``rounds`` times; ``evaluate`` returns a Resolution."""
+    from verl_mindspeed.errors import EvaluationError
+
     history: list[list[str]] = []
     for done in range(rounds + 1):
-        res = evaluate(argv)
+        try:
+            res = evaluate(argv)
+        except EvaluationError as exc:  # a pasted fix broke the command line itself
+            return Outcome(argv, done, "broken", [*history, [str(exc)]])
         errors = sorted(f"{i.rule} {i.key}" for i in res.errors)
         if not errors:
             return Outcome(argv, done, "fixed", history, res)
@@ -63,7 +68,7 @@ def converge(argv: list[str], evaluate, rounds: int = 2) -> Outcome:
 
 
 def summary(outcomes: list[Outcome]) -> dict[str, int]:
-    out = {"failing": len(outcomes), "fixed": 0, "fixed_in_1": 0, "stuck": 0, "loop": 0, "slow": 0}
+    out = {"failing": len(outcomes), "fixed": 0, "fixed_in_1": 0, "stuck": 0, "loop": 0, "slow": 0, "broken": 0}
     for o in outcomes:
         out[o.status] += 1
         out["fixed_in_1"] += o.status == "fixed" and o.rounds == 1

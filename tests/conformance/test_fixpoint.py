@@ -60,6 +60,7 @@ def test_fixes_converge_within_two_rounds(outcomes):
     figures = fixpoint.summary([o for _, _, o in outcomes])
     assert figures["failing"] > 0, "the corpus has no failing configuration: the test would prove nothing"
     assert figures["loop"] == 0, [o.history for _, _, o in outcomes if o.status == "loop"]
+    assert figures["broken"] == 0, [o.history for _, _, o in outcomes if o.status == "broken"]
     assert figures["fixed"] >= 0.9 * figures["failing"], figures
 
 

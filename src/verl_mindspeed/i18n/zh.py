@@ -784,4 +784,8 @@ MESSAGES: dict[str, str] = {
         '（expert_tensor_parallel_size 未设置：megatron 取 TP 的值）',
     "{name}={value} is a MindSpeed {release} switch outside the feature guide that no check here covers: MindSpeed's own checks on it run only inside each worker":
         '{name}={value} 是 MindSpeed {release} 在特性指南之外的开关，这里没有检查覆盖它：MindSpeed 自己对它的检查只会在每个 worker 内部运行',
+    'moe_tp_extend_ep=True requires a MoE model ({arch} has no experts)':
+        'moe_tp_extend_ep=True 需要 MoE 模型（{arch} 没有专家）',
+    "give the model's config.json (check --model-config PATH) to get the value":
+        '给出模型的 config.json（check --model-config PATH）以获得该值',
 }

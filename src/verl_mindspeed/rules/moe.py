@@ -12,6 +12,7 @@ from ..catalog import PERMUTE
 from ..errors import Issue
 from ..i18n import tr
 from ._base import Context, RoleView, _int, error, fmt, note, release_at_least, rule, size_fix, warning
+from ._sizes import EP, fix_size
 
 _MS_MOE = "mindspeed/features_manager/moe/"
 _MCORE_TC = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
@@ -274,15 +275,23 @@ def tp_extend_ep(role: RoleView, ctx: Context) -> Iterable[Issue]:
         return
     key = "moe-tp-extend-ep"
     experts = role.built.get("num_experts")
+    if ctx.model is not None and not ctx.model.is_moe:
+        yield error(role.key("moe_tp_extend_ep"), tr(
+            "moe_tp_extend_ep=True requires a MoE model ({arch} has no experts)", arch=ctx.model.architecture), key,
+            override=role.set_line("moe_tp_extend_ep", False))
+        return
     if experts is None:
-        value = ctx.model.num_experts if ctx.model is not None and ctx.model.is_moe else "<num_experts>"
+        known = ctx.model.num_experts if ctx.model is not None else None
         yield error(role.key("num_experts"), tr(
             "moe_tp_extend_ep=True requires num_experts in override_transformer_config: MindSpeed reads it there "
-            "and fails with AttributeError without it"), key, override=role.set_line("num_experts", value))
+            "and fails with AttributeError without it"), key,
+            override=role.set_line("num_experts", known) if known else None,
+            hint="" if known else tr("give the model's config.json (check --model-config PATH) to get the value"))
     elif isinstance(experts, int) and experts % (role.tp * role.ep):
         yield error(role.key("moe_tp_extend_ep"), tr(
             "moe_tp_extend_ep=True requires num_experts divisible by tensor_model_parallel_size x "
-            "expert_model_parallel_size = {size} (got {experts})", size=role.tp * role.ep, experts=experts), key)
+            "expert_model_parallel_size = {size} (got {experts})", size=role.tp * role.ep, experts=experts), key,
+            override=fix_size(role, ctx, EP, lambda n: experts % (role.tp * n) == 0))
     if not role.on("moe_permutation_async_comm"):
         yield error(role.key("moe_permutation_async_comm"), tr(
             "moe_tp_extend_ep=True requires moe_permutation_async_comm=True"), key,
