@@ -168,7 +168,8 @@ MESSAGES: dict[str, str] = {
     "drop {other} or swap_optimizer": "去掉 {other} 或 swap_optimizer",
     "noop_layers={text} requires every index in [0, num_layers={num_layers}); out of range: {bad}":
         "noop_layers={text} 的每个下标都必须在 [0, num_layers={num_layers}) 内；越界：{bad}",
-    "num_layers counts the no-op layers too (126 real + 2 no-op = 128)": "num_layers 也包含空操作层（126 个真实层 + 2 个空操作层 = 128）",
+    "num_layers counts the no-op layers too ({real} real + {noop} no-op = {total})":
+        "num_layers 也包含空操作层（{real} 个真实层 + {noop} 个空操作层 = {total}）",
     "noop_layers and pipeline_model_parallel_layout cannot be combined": "noop_layers 与 pipeline_model_parallel_layout 不能同时使用",
     "recompute_granularity=full requires recompute_method=uniform or block":
         "recompute_granularity=full 需要 recompute_method=uniform 或 block",
@@ -194,7 +195,6 @@ MESSAGES: dict[str, str] = {
         "tensor_model_parallel_size={tp} 要求 num_query_groups（num_key_value_heads）为 {tp} 的倍数或因数（模型为 {groups}）",
     "{name}={size} requires {ffn} divisible by {size} (the model has {width})":
         "{name}={size} 要求 {ffn} 能被 {size} 整除（模型为 {width}）",
-    "e.g. {first}{last}": "例如 {first}{last}",
     "choose a pipeline size of at most the layer count": "流水线并行大小不能超过层数",
     "pipeline_model_parallel_size={pp} requires the {total} layers to split evenly over {pp} stages, or "
     "num_layers_in_first_pipeline_stage/num_layers_in_last_pipeline_stage with an even middle":
@@ -788,4 +788,6 @@ MESSAGES: dict[str, str] = {
         'moe_tp_extend_ep=True 需要 MoE 模型（{arch} 没有专家）',
     "give the model's config.json (check --model-config PATH) to get the value":
         '给出模型的 config.json（check --model-config PATH）以获得该值',
+    'or a pipeline size that divides {total}':
+        '或者选择能整除 {total} 的流水线大小',
 }

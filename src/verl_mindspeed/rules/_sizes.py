@@ -31,6 +31,8 @@ def tp_ok(role: RoleView, ctx: Context, tp: int) -> bool:
     """Every rule on TP holds at ``tp``: heads, query groups (per megatron-core line), MLP widths, devices."""
     spec = ctx.model
     etp = role.etp if role.megatron.get("expert_tensor_parallel_size") is not None else tp
+    if tp == 1 and (role.given.get("sequence_parallel") is True or role.on("use_ascend_mc2")):
+        return False  # sp-requires-tp, mc2-requires-sp-tp
     if spec is not None:
         groups = spec.num_query_groups
         groups_ok = groups % tp == 0 or (ctx.core >= (0, 16) and tp % groups == 0)

@@ -109,29 +109,38 @@ def hybrid_cp_ulysses_degree(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if algo not in ("hybrid_cp_algo", "hybrid_adaptive_cp_algo") or role.cp == 1:
         return
     degree = _int(role.built.get("ulysses_degree_in_cp"))
+    heads, tp = _heads(role, ctx), role.built.get("tensor_model_parallel_size", role.tp)
+    fix = _ulysses_fix(role, heads, tp if isinstance(tp, int) else role.tp)
     if degree is None:
         yield error(
             role.key("ulysses_degree_in_cp"),
             tr("context_parallel_algo={algo} requires ulysses_degree_in_cp", algo=algo),
             "hybrid-cp-ulysses-degree",
-            hint=tr("a divisor of context_parallel_size={cp}, smaller than it", cp=role.cp),
+            hint=tr("a divisor of context_parallel_size={cp}, smaller than it", cp=role.cp), override=fix,
         )
     elif role.cp % degree or role.cp // degree <= 1:
         yield error(
             role.key("ulysses_degree_in_cp"),
             tr("context_parallel_algo={algo} requires context_parallel_size / ulysses_degree_in_cp to be an integer "
                "> 1 (got {cp} / {degree})", algo=algo, cp=role.cp, degree=degree),
-            "hybrid-cp-ulysses-degree",
+            "hybrid-cp-ulysses-degree", override=fix,
         )
-    else:
-        heads, tp = _heads(role, ctx), role.built.get("tensor_model_parallel_size", role.tp)
-        if heads and isinstance(tp, int) and heads % (degree * tp):
-            yield error(
-                role.key("ulysses_degree_in_cp"),
-                tr("context_parallel_algo={algo} requires num_attention_heads divisible by ulysses_degree_in_cp x "
-                   "tensor_model_parallel_size = {degree} x {tp} = {size} (the model has {heads})", algo=algo,
-                   degree=degree, tp=tp, size=degree * tp, heads=heads), "hybrid-cp-ulysses-degree",
-            )
+    elif heads and isinstance(tp, int) and heads % (degree * tp):
+        yield error(
+            role.key("ulysses_degree_in_cp"),
+            tr("context_parallel_algo={algo} requires num_attention_heads divisible by ulysses_degree_in_cp x "
+               "tensor_model_parallel_size = {degree} x {tp} = {size} (the model has {heads})", algo=algo,
+               degree=degree, tp=tp, size=degree * tp, heads=heads), "hybrid-cp-ulysses-degree", override=fix,
+        )
+
+
+def _ulysses_fix(role: RoleView, heads: Optional[int], tp: int) -> str:
+    """The largest Ulysses degree a hybrid CP allows (a divisor of CP that leaves a ring > 1 and splits the heads
+    over degree x TP), else the ring algorithm, which splits no heads."""
+    degrees = [d for d in range(role.cp - 1, 0, -1) if role.cp % d == 0 and (not heads or heads % (d * tp) == 0)]
+    if degrees:
+        return role.set_line("ulysses_degree_in_cp", degrees[0])
+    return role.set_line("context_parallel_algo", "megatron_cp_algo")
 
 
 _SEQ_FACTOR = {"megatron_cp_algo": 2, "hybrid_cp_algo": 2, "ulysses_cp_algo": 1, "adaptive_cp_algo": 1,
@@ -203,6 +212,8 @@ def mla_dimensions(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
     dims = mla_dims(ctx.model) if ctx.model is not None else {}
     fixes = [role.set_line(d, dims[d]) for d in missing if dims.get(d) is not None]
+    if ctx.model is not None and not ctx.model.is_mla:  # no dimensions to give: the switch cannot work here
+        fixes = [role.set_line("multi_head_latent_attention", False)]
     yield error(
         role.key("multi_head_latent_attention"),
         tr("multi_head_latent_attention=True requires {keys} in override_transformer_config: MindSpeed's MLA reads "

@@ -48,6 +48,7 @@ def swap_optimizer_conflicts(role: RoleView, ctx: Context) -> Iterable[Issue]:
                 role.key(other), tr("swap_optimizer=True and {other}={value} cannot be combined", other=other,
                                     value=fmt(role.given[other])),
                 "swap-optimizer-conflicts", hint=tr("drop {other} or swap_optimizer", other=other),
+                override=role.set_line(other, False if isinstance(role.given[other], bool) else None),
             )
 
 
@@ -70,11 +71,15 @@ def noop_layers_in_range(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if num_layers is not None:
         bad = [i for i in indices if i >= num_layers]
         if bad:
+            kept = [i for i in indices if i < num_layers]
             yield error(
                 role.key("noop_layers"),
                 tr("noop_layers={text} requires every index in [0, num_layers={num_layers}); out of range: {bad}",
                    text=repr(role.built["noop_layers"]), num_layers=num_layers, bad=", ".join(map(str, bad))),
-                "noop-layers-in-range", hint=tr("num_layers counts the no-op layers too (126 real + 2 no-op = 128)"),
+                "noop-layers-in-range",
+                hint=tr("num_layers counts the no-op layers too ({real} real + {noop} no-op = {total})",
+                        real=num_layers - len(indices), noop=len(indices), total=num_layers),
+                override=role.set_line("noop_layers", ",".join(map(str, kept)) if kept else None),
             )
     if role.built.get("pipeline_model_parallel_layout") is not None:
         yield error(

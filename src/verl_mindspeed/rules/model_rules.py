@@ -90,15 +90,16 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     first, last = _int(role.given.get(_FIRST)), _int(role.given.get(_LAST))
     if first is None and last is None:
         split = balanced_pipeline_split(total, pp)
-        if split and split[0]:
-            hint = tr("e.g. {first}{last}", first=f"+{role.key(_FIRST)}={split[0]}",
-                      last=f" +{role.key(_LAST)}={split[1]}" if split[1] else "")
+        if split and split[0]:  # keep PP: the most even uneven split
+            hint = tr("or a pipeline size that divides {total}", total=total)
+            fix = " ".join(role.set_line(k, v) for k, v in ((_FIRST, split[0]), (_LAST, split[1])) if v)
         else:
             hint = tr("choose a pipeline size of at most the layer count")
+            fix = fix_size(role, ctx, PP)
         yield error(role.mkey("pipeline_model_parallel_size"), tr(
             "pipeline_model_parallel_size={pp} requires the {total} layers to split evenly over {pp} stages, or "
             "num_layers_in_first_pipeline_stage/num_layers_in_last_pipeline_stage with an even middle",
-            pp=pp, total=total), "model-layers-pp", hint=hint, override=fix_size(role, ctx, PP))
+            pp=pp, total=total), "model-layers-pp", hint=hint, override=fix)
         return
     given = " and ".join(f"{n}={v}" for n, v in ((_FIRST, first), (_LAST, last)) if v is not None)
     middle_stages = pp - (first is not None) - (last is not None)
@@ -220,7 +221,8 @@ def mla_matches_model(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if switches and not spec.is_mla:
         yield error(role.key(switches[0]), tr(
             "{switch}=True and the model {arch} cannot be combined (it has no multi-head latent attention)",
-            switch=switches[0], arch=spec.architecture), "model-mla")
+            switch=switches[0], arch=spec.architecture), "model-mla",
+            override=" ".join(role.set_line(s, False) for s in switches))
         return
     if not spec.is_mla:
         return

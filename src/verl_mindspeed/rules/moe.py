@@ -147,8 +147,11 @@ def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
             value=dispatcher), key, override=role.set_line("moe_token_dispatcher_type", "alltoall"))
         return
     if role.ep == 1 and release_at_least(ctx.release, (26, 1, 0)) and not ctx.release.startswith("core_r0.16"):
+        moe = ctx.model is None or ctx.model.is_moe
         yield error(role.mkey("expert_model_parallel_size"),
-                    tr("moe_alltoall_overlap_comm=True requires expert_model_parallel_size > 1"), key)
+                    tr("moe_alltoall_overlap_comm=True requires expert_model_parallel_size > 1"), key,
+                    override=(fix_size(role, ctx, EP, lambda n: n > 1) if moe else None)
+                    or role.set_line("moe_alltoall_overlap_comm", False))
     if _known_false(role, ctx, "moe_grouped_gemm"):
         yield error(role.key("moe_grouped_gemm"), tr("moe_alltoall_overlap_comm=True requires moe_grouped_gemm=True"),
                     key, override=role.set_line("moe_grouped_gemm", True))
