@@ -65,3 +65,19 @@ def test_msg_is_a_string_that_renders_in_both_languages(monkeypatch):
 ])
 def test_default_language_follows_the_locale(env, lang):
     assert default_lang(env) == lang
+
+
+#: One Chinese term per concept, in the messages and the Chinese docs: the term used, and the synonyms refused.
+GLOSSARY = {"the runtime guard": ("守卫", ("守护",))}
+
+
+@pytest.mark.parametrize("concept", sorted(GLOSSARY))
+def test_one_chinese_term_per_concept(concept):
+    from verl_mindspeed.i18n.zh import MESSAGES
+
+    root = Path(__file__).resolve().parents[2]
+    texts = {"zh.py": "\n".join(MESSAGES.values()), "README.zh.md": (root / "README.zh.md").read_text(encoding="utf-8")}
+    texts.update({p.name: p.read_text(encoding="utf-8") for p in (root / "docs" / "zh").glob("*.md")})
+    term, refused = GLOSSARY[concept]
+    assert any(term in t for t in texts.values())
+    assert [(name, word) for name, t in texts.items() for word in refused if word in t] == []

@@ -28,7 +28,7 @@ MESSAGES: dict[str, str] = {
     "them and MindSpeed's namespace keeps them":
         "{role} 的字典未设置 {keys}，却带着它们运行：它们由更早构建的角色的 repatch 设置，并保留在 MindSpeed 的命名空间中",
     "{role} runs with the layout it asked for ({sizes})": "{role} 按其要求的并行布局运行（{sizes}）",
-    "{env} is set but the guard could not be installed: {error}": "已设置 {env}，但无法安装运行时守护：{error}",
+    "{env} is set but the guard could not be installed: {error}": "已设置 {env}，但无法安装运行时守卫：{error}",
     # -- resolver ------------------------------------------------------------------------------------------------
     "strategy={strategy}: the Megatron/MindSpeed settings {keys} have no effect":
         "strategy={strategy}：Megatron/MindSpeed 设置 {keys} 不会生效",
