@@ -55,7 +55,7 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
     except OSError as exc:  # a path the file system refuses (too long, no permission...)
         raise EvaluationError(tr("cannot read {path}: {reason}", path=_short(exc.filename), reason=exc.strerror
                                  or str(exc))) from exc
-    presets = preset_settings(comp.overrides)
+    presets = preset_settings(comp.parsed)
     res = resolve_launch(comp.cfg, argv, comp.tree, f"{comp.tree.config_dir}/{comp.config_name}.yaml",
                          issues=[*(source.issues if source else ()), *comp.issues], strict=strict, release=release,
                          model_config=model_config, injected=launcher or bool(presets),
@@ -126,13 +126,16 @@ def era_of(tree: Optional[VerlTree]) -> str:
         return eras.ENGINE
 
 
-def preset_settings(overrides: list[str]) -> dict[str, dict[str, Any]]:
-    """What each ``+mindspeed=<preset>`` of the (composed) overrides sets, key by key."""
+def preset_settings(overrides: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """What each ``+mindspeed=<preset>`` of the (composed) overrides sets, key by key: Hydra's parsed overrides
+    (``Composition.parsed``), or their text."""
     from . import presets
     from .overrides import parse_overrides
 
     out: dict[str, dict[str, Any]] = {}
-    for override in parse_overrides(overrides):
+    texts = [o for o in overrides if isinstance(o, str)]
+    parsed = [o for o in overrides if not isinstance(o, str)] + (parse_overrides(texts) if texts else [])
+    for override in parsed:
         if override.key_or_group != presets.GROUP:
             continue
         value = override.value()

@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf
 
 from .. import eras
@@ -174,6 +175,8 @@ class Composition:
     """The overrides that composed (failed ones removed)."""
     issues: list[Issue]
     """Problems Hydra reported about single overrides, and notes on the tree."""
+    parsed: list[Override] = field(default_factory=list)
+    """``overrides`` as Hydra's parser reads them (parsed once, for every later reader)."""
 
 
 def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl_version: Optional[str] = None,
@@ -218,7 +221,7 @@ def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl
     for attempt in range(MAX_RETRIES):
         try:
             cfg = compose(main, name, [t for t, _ in remaining] + extra)
-            return Composition(cfg, tree, name, [t for t, _ in remaining], issues)
+            return Composition(cfg, tree, name, [t for t, _ in remaining], issues, [o for _, o in remaining])
         except EvaluationError:
             raise
         except Exception as exc:  # hydra.errors.* and omegaconf errors

@@ -1,0 +1,76 @@
+"""Median wall time of `verl-mindspeed check` against Hydra composing the same launch alone: the floor.
+
+    python benchmarks/check_vs_compose.py [--runs 9] [--args-file PATH]
+
+The floor is a Python process that imports Hydra and composes verl's installed config tree with the launch's
+overrides, as verl's `@hydra.main` would, and nothing else. `check` composes the same launch and then judges
+it; the ratio says what the judging costs on top. Runs are interleaved (check, compose, check...) so machine
+load hits both alike. Prints every run, the medians and the ratio. Needs verl's config tree (pip install verl).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_ARGS = ROOT / "examples" / "qwen3_30b_a3b_moe_grpo.args"
+
+COMPOSE = """
+import sys
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+import verl, os
+config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
+name, overrides = sys.argv[1], sys.argv[2:]
+with initialize_config_dir(config_dir=config_dir, version_base=None):
+    compose(config_name=name, overrides=overrides)
+"""
+
+
+def launch(path: Path) -> tuple[str, list[str]]:
+    """(config name, overrides) of an args file: its --config-name and every other argument but Hydra's flags."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from verl_mindspeed.launch import read_args_file
+    from verl_mindspeed.overrides import split_argv
+
+    args = split_argv(read_args_file(str(path)))
+    return (args.config_name or "ppo_trainer").removesuffix(".yaml"), list(args.overrides)
+
+
+def timed(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd[:5])}...\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--args-file", type=Path, default=DEFAULT_ARGS)
+    ns = parser.parse_args()
+    name, overrides = launch(ns.args_file)
+    ours = [sys.executable, "-m", "verl_mindspeed", "check", "--args-file", str(ns.args_file)]
+    floor = [sys.executable, "-c", COMPOSE, name, *overrides]
+    timed(ours), timed(floor)  # warm the file cache once for both
+    a, b = [], []
+    for i in range(ns.runs):
+        a.append(timed(ours))
+        b.append(timed(floor))
+        print(f"run {i + 1}: check {a[-1]:.3f} s   compose {b[-1]:.3f} s", flush=True)
+    ma, mb = statistics.median(a), statistics.median(b)
+    print(f"\nargv: {ns.args_file.name} ({len(overrides)} overrides), {ns.runs} runs each, interleaved")
+    print(f"median  verl-mindspeed check   {ma:.3f} s")
+    print(f"median  Hydra compose alone    {mb:.3f} s")
+    print(f"ratio   check / compose        {ma / mb:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
