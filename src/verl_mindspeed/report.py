@@ -97,7 +97,7 @@ def issues_block(title: str, mark: str, issues: list[Issue], argv: list[str], la
         return []
     out = [f"{title} ({len(issues)})"]
     for i in issues:
-        out.append(f"  {mark} {i.key}")
+        out.append(f"  {mark} {i.key}" + (f"  ({i.location})" if i.location else ""))
         out.append(f"      {render(i.message, lang)}")
         if i.hint:
             out.append(f"      {render(LABELS['hint'], lang)}: {render(i.hint, lang)}")
@@ -112,21 +112,24 @@ def failed(res: "Resolution", fail_on: str = "error") -> bool:
     return bool(res.errors or (fail_on == "warning" and res.warnings))
 
 
-def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en", fail_on: str = "error") -> str:
+def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en", fail_on: str = "error",
+           quiet: bool = False) -> str:
+    """The text report; ``quiet``: only the problems (errors and warnings) and the verdict line."""
     v = res.versions
-    lines = [f"verl-mindspeed check  |  verl {v.get('verl')}  |  MindSpeed {res.release}  |  {v.get('verl_config')}", ""]
-    for name, settings in res.presets.items():
+    lines = [] if quiet else [
+        f"verl-mindspeed check  |  verl {v.get('verl')}  |  MindSpeed {res.release}  |  {v.get('verl_config')}", ""]
+    for name, settings in ({} if quiet else res.presets).items():
         lines.append(render(tr("Preset mindspeed={name} sets:", name=name), lang))
         lines += [f"  {key}={value}" for key, value in settings.items()]
         lines.append("")
-    if res.roles:
+    if res.roles and not quiet:
         lines += [feature_table(res.roles, lang), ""]
     lines += issues_block(render(LABELS["errors"], lang), "✗", res.errors, argv, lang)
     lines += issues_block(render(LABELS["warnings"], lang), "!", res.warnings, argv, lang)
-    notes = [i for i in res.notes if i.rule != "inject"]
+    notes = [] if quiet else [i for i in res.notes if i.rule != "inject"]
     lines += issues_block(render(LABELS["notes"], lang), "·", notes, argv, lang)
     injected = sorted({i.key.rsplit(".", 1)[-1] for i in res.notes if i.rule == "inject" and "added" in i.message})
-    if injected:
+    if injected and not quiet:
         lines.append(f"{render(LABELS['injected'], lang)}: {', '.join(injected)}")
     roles = ", ".join(r for r in ROLE_ORDER if r in res.roles) or "-"
     verdict = render(LABELS["failed"] if failed(res, fail_on) else LABELS["ok"], lang)

@@ -19,6 +19,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Optional
 
+from ..i18n import Msg, tr
+
 BASE = "ppo_megatron_trainer"
 
 
@@ -65,14 +67,14 @@ def compress(names, order) -> str:
     return ",".join(order[r[0]] if len(r) == 1 else f"{order[r[0]]}-{order[r[-1]]}" for r in runs)
 
 
-def span(names: tuple[str, ...]) -> str:
-    """Releases for a message: ``0.4.1 to 0.9.0``, ``0.9.1``, or ``0.4.1 to 0.6.1, 0.8.0``."""
-    order = releases()
-    parts = []
-    for run in compress(names, order).split(","):
+def span(names: tuple[str, ...]) -> Msg:
+    """Releases for a message, in the reader's language: ``0.4.1 to 0.9.0``, ``0.9.1``, ``0.4.1 to 0.6.1, 0.8.0``."""
+    out: Optional[Msg] = None
+    for run in compress(names, releases()).split(","):
         first, _, last = run.partition("-")
-        parts.append(f"{first} to {last}" if last else first)
-    return ", ".join(parts)
+        part = tr("{first} to {last}", first=first, last=last) if last else tr("{release}", release=first)
+        out = part if out is None else tr("{a}, {b}", a=out, b=part)
+    return out if out is not None else tr("{release}", release="-")
 
 
 def base_releases(path: str) -> tuple[str, ...]:

@@ -44,6 +44,8 @@ def add_check_options(p: argparse.ArgumentParser, lang: str) -> None:
                    help=say(tr("output: the text report, one JSON object, SARIF 2.1.0, or GitHub annotations")))
     p.add_argument("--fail-on", type=choice(("error", "warning"), lang), default="error", metavar="{error,warning}",
                    help=say(tr("exit 1 on errors (default), or on warnings too")))
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help=say(tr("text report: only the errors, the warnings and the verdict line")))
     add_judging_options(p, lang)
     p.add_argument("--verl-config-dir", metavar="DIR",
                    help=say(tr("verl's trainer/config directory (default: the installed verl's)")))
@@ -97,9 +99,11 @@ def validate_launch_argv(argv: list[str], own: list[str]) -> None:
     """Refuse what verl's entry refuses (unknown flags, split overrides), as a usage error."""
     problems = hydra_problems(argv, own)
     if problems:
+        every = problems[0]
+        for problem in problems[1:]:
+            every = tr("{a}; {b}", a=every, b=problem)
         raise UsageError(problems[0] if len(problems) == 1 else
-                         tr("{first} (and {n} more problem(s) with the command line)", first=problems[0],
-                            n=len(problems) - 1))
+                         tr("{n} problems with the command line: {all}", n=len(problems), all=every))
 
 
 def check_one(argv: list[str], ns: argparse.Namespace,
@@ -111,7 +115,7 @@ def check_one(argv: list[str], ns: argparse.Namespace,
                    verl_version=ns.verl_version, entry=ns.entry, source=source)
     elapsed = time.perf_counter() - start
     fmt = output_format(ns)
-    text = report(res, argv, elapsed, ns.lang, ns.fail_on) if fmt == "text" else None
+    text = report(res, argv, elapsed, ns.lang, ns.fail_on, quiet=getattr(ns, "quiet", False)) if fmt == "text" else None
     return (1 if failed(res, ns.fail_on) else 0), json_report(res, ns.lang, ns.fail_on), text, res.issues
 
 

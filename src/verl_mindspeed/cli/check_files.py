@@ -34,6 +34,8 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
                               "are skipped. Exit status: the worst of the files."), lang),
     )
     add_check_options(p, lang)
+    p.add_argument("--full", action="store_true", help=render(tr(
+        "the whole text report of each file (default: only its problems and verdict, as --quiet)"), lang))
     p.add_argument("files", nargs="+", metavar="FILE", help=render(tr("launch files to check"), lang))
     p.set_defaults(run=run)
     return p
@@ -77,6 +79,7 @@ def _one(path: str, ns: argparse.Namespace) -> tuple[int, dict[str, Any], str, l
 
 def run(ns: argparse.Namespace) -> int:
     fmt = output_format(ns)
+    ns.quiet = not ns.full
     reasons = {p: skip_reason(p) for p in ns.files}
     checked = [p for p in ns.files if reasons[p] is None]
     skipped = [p for p in ns.files if p not in checked]

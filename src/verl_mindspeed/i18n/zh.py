@@ -633,7 +633,6 @@ MESSAGES: dict[str, str] = {
         "启动经由 'verl-mindspeed run' / 'python3 -m verl_mindspeed.main_ppo'，它会注入 MindSpeed 需要的配套设"
         "置（带 +mindspeed=<preset> 时自动视为如此）",
     "memory of one device, for the estimated peak with a model config (default 64)": "单卡显存（GiB），用于有模型配置时估算峰值（默认 64）",
-    "{first} (and {n} more problem(s) with the command line)": "{first}（命令行另有 {n} 个问题）",
     "{value!r} is not a positive number": "{value!r} 不是正数",
     "{n} file(s) checked: {n_fail} with errors, {n_bad} not evaluated; {n_skip} skipped (no verl launch)":
         "已检查 {n} 个文件：{n_fail} 个有错误，{n_bad} 个无法评估；跳过 {n_skip} 个（不启动 verl）",
@@ -790,4 +789,18 @@ MESSAGES: dict[str, str] = {
         '给出模型的 config.json（check --model-config PATH）以获得该值',
     'or a pipeline size that divides {total}':
         '或者选择能整除 {total} 的流水线大小',
+    '{a}; {b}':
+        '{a}；{b}',
+    '{n} problems with the command line: {all}':
+        '命令行有 {n} 个问题：{all}',
+    'text report: only the errors, the warnings and the verdict line':
+        '文本报告：只显示错误、告警和结论行',
+    'the whole text report of each file (default: only its problems and verdict, as --quiet)':
+        '每个文件的完整文本报告（默认：与 --quiet 一样，只显示问题和结论）',
+    '{first} to {last}':
+        '{first} 至 {last}',
+    '{release}':
+        '{release}',
+    '{a}, {b}':
+        '{a}、{b}',
 }

@@ -1,0 +1,60 @@
+"""What a newcomer sees: the quiet report, file:line in the text report, every command-line problem, a whole pasted
+command, and check-files naming what it skipped."""
+
+from __future__ import annotations
+
+from helpers import ROOT
+from verl_mindspeed.cli import main
+
+O = "actor_rollout_ref.actor.megatron.override_transformer_config."
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
+SCRIPT = ROOT / "tests" / "fixtures" / "scripts" / "one_step_off_mindspeed_npu.sh"
+
+
+def test_quiet_prints_only_the_problems_and_the_verdict(base_cfg, capsys):
+    assert main(["check", "--quiet", *BASE, f"+{O}use_flash_atn=True"]) == 1
+    out = capsys.readouterr().out
+    assert "use_flash_atn" in out and out.rstrip().splitlines()[-1].startswith("FAILED: 1 error(s)")
+    assert "Tensor parallelism" not in out and "Notes" not in out and "verl-mindspeed check  |" not in out
+    assert main(["check", *BASE, f"+{O}use_flash_atn=True"]) == 1
+    assert "Tensor parallelism" in capsys.readouterr().out  # the full report keeps the feature table
+
+
+def test_the_text_report_names_file_and_line(base_cfg, capsys):
+    assert main(["check", "--args-file", str(SCRIPT)]) == 1
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "grad_offload" in ln and ln.lstrip().startswith("✗"))
+    assert line.rstrip().endswith(f"({SCRIPT}:147)")
+
+
+def test_every_command_line_problem_is_shown(capsys):
+    assert main(["check", *BASE, "--bogus-one", "--bogus-two"]) == 2
+    err = capsys.readouterr().err
+    assert "2 problems with the command line" in err and "--bogus-one" in err and "--bogus-two" in err
+
+
+def test_a_whole_pasted_command_is_a_launch(base_cfg, capsys):
+    argv = ["check", "--json", "HYDRA_FULL_ERROR=1", "python3", "-u", "-m",
+            "verl.experimental.fully_async_policy.fully_async_main",
+            "--config-name=fully_async_ppo_megatron_trainer", f"+{O}use_flash_atn=True"]
+    assert main(argv) == 1
+    import json
+
+    data = json.loads(capsys.readouterr().out)
+    assert [e["rule"] for e in data["errors"]] == ["unknown-key"]
+    assert "fully_async_ppo_megatron_trainer" in data["versions"]["verl_config"]
+
+
+def test_check_files_is_quiet_and_names_what_it_skipped(base_cfg, tmp_path, capsys):
+    other = tmp_path / "serve.sh"
+    other.write_text("#!/bin/bash\npython3 -m sglang.launch_server --port 1\n")
+    async_launch = tmp_path / "async.sh"
+    async_launch.write_text("#!/bin/bash\npython3 -m verl.experimental.fully_async_policy.fully_async_main \\\n"
+                            "  --config-name=fully_async_ppo_megatron_trainer\n")
+    code = main(["check-files", str(ROOT / "examples" / "qwen3_8b_dense_grpo.args"), str(other), str(async_launch)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"== {async_launch}" in out  # a fully-async launch is a verl entry: checked, not skipped
+    assert f"skipped {other}: launches sglang.launch_server, not a verl entry" in out
+    assert "Tensor parallelism" not in out  # quiet by default
+    assert "2 file(s) checked" in out and "1 skipped" in out
