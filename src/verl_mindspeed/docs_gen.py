@@ -123,8 +123,34 @@ def features_markdown(lang: str = "en") -> str:
     return "\n".join(out)
 
 
+def rules_markdown() -> str:
+    """One section per cross-field rule (the anchor CI annotations link to): what it checks, the upstream code it
+    mirrors, the releases it holds for, and the features it guards."""
+    from .rules import RULES
+
+    guards: dict[str, list[str]] = {}
+    for f in catalog.FEATURES:
+        for r in f.rules:
+            guards.setdefault(r, []).append(f.name)
+    out = [HEADER, "# Cross-field rules\n",
+           "Every rule `check` runs after the single-key checks, in registration order. A SARIF result links here "
+           "by its `ruleId`.\n"]
+    for r in RULES:
+        out.append(f"## {r.id}\n")
+        if r.doc:
+            out.append(" ".join(r.doc.split()) + "\n")
+        out.append(f"- Mirrors: {r.cites}")
+        out.append(f"- Holds for: {r.holds_for}")
+        out.append(f"- Scope: {'once per launch' if r.scope == 'run' else 'each role'}")
+        if r.id in guards:
+            out.append(f"- Guards: {', '.join(guards[r.id])}")
+        out.append("")
+    return "\n".join(out)
+
+
 def generated_files() -> dict[Path, str]:
     return {
+        ROOT / "docs" / "rules.md": rules_markdown(),
         ROOT / "docs" / "features.md": features_markdown("en"),
         ROOT / "docs" / "zh" / "features.md": features_markdown("zh"),
         Path(__file__).resolve().parent / "schema" / "_generated.py": schema_source(),

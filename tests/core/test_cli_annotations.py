@@ -111,3 +111,28 @@ def test_line_matching(tmp_path, line, key, expected):
     path = tmp_path / "f.args"
     path.write_text(f"# comment\n{line}\n")
     assert (line_of(key, str(path)) == 2) is expected
+
+
+def test_sarif_results_all_have_a_physical_location_and_rules_carry_help(base_cfg, capsys, tmp_path, monkeypatch):
+    """Code scanning rejects results without a physical location: a command-line issue is placed in the pseudo-file
+    ``argv`` at its argument's position; files are relative to the working folder; rules link their docs section."""
+    import json as _json
+
+    from verl_mindspeed.cli import main as _main
+
+    monkeypatch.chdir(ROOT)
+    O_ = "actor_rollout_ref.actor.megatron.override_transformer_config."
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", f"+{O_}use_ascend_mc2=True"]
+    assert _main(["check", "--format", "sarif", *argv]) == 1
+    run = _json.loads(capsys.readouterr().out)["runs"][0]
+    (result,) = run["results"]
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical == {"artifactLocation": {"uri": "argv"}, "region": {"startLine": 3}}
+    (rule,) = run["tool"]["driver"]["rules"]
+    assert rule["helpUri"] == "docs/rules.md#mc2-requires-sp-tp" and "mc2.py" in rule["help"]["text"]
+    assert "## mc2-requires-sp-tp" in (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    script = ROOT / "tests" / "fixtures" / "scripts" / "one_step_off_mindspeed_npu.sh"
+    assert _main(["check", "--format", "sarif", "--args-file", str(script)]) == 1
+    run = _json.loads(capsys.readouterr().out)["runs"][0]
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
+    assert uris == {"tests/fixtures/scripts/one_step_off_mindspeed_npu.sh"}

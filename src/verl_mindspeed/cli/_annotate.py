@@ -87,24 +87,70 @@ def message(issue: Issue, lang: str) -> str:
 
 
 def _driver(rules: dict[str, Any]) -> dict[str, Any]:
-    return {"name": "verl-mindspeed", "version": __version__, "rules": list(rules.values())}
+    return {"name": "verl-mindspeed", "version": __version__, "informationUri": RULES_DOC, "rules": list(rules.values())}
 
 
-def sarif(groups: Sequence[tuple[Optional[str], Sequence[Issue]]], lang: str, exit_code: int) -> dict[str, Any]:
-    """One SARIF 2.1.0 log with one run: ``groups`` are (args file or None, issues) pairs."""
+RULES_DOC = "docs/rules.md"
+"""The page with one section per rule, relative to the project's repository."""
+
+
+@lru_cache(maxsize=None)
+def _registry() -> dict[str, Any]:
+    from ..rules import RULES
+
+    return {r.id: r for r in RULES}
+
+
+def descriptor(rule_id: str) -> dict[str, Any]:
+    """A SARIF reportingDescriptor: what the rule checks, what it mirrors upstream, and a link to its section."""
+    rule = _registry().get(rule_id)
+    if rule is None:  # single-key checks (unknown-key, value, hydra...): said by each result's message
+        return {"id": rule_id, "name": rule_id, "shortDescription": {"text": rule_id},
+                "helpUri": f"{RULES_DOC}#cross-field-rules"}
+    doc = " ".join(rule.doc.split()) or rule_id
+    help_text = f"{doc}\nMirrors: {rule.cites}\nHolds for: {rule.holds_for}"
+    return {"id": rule_id, "name": rule_id, "shortDescription": {"text": doc.split(". ")[0].rstrip(".")},
+            "fullDescription": {"text": doc}, "help": {"text": help_text},
+            "helpUri": f"{RULES_DOC}#{rule_id}", "properties": {"cites": rule.cites, "holdsFor": rule.holds_for}}
+
+
+def _uri(path: str) -> str:
+    """A file as SARIF wants it: relative to the working folder when it lies inside it."""
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve()).as_posix() if p.is_absolute() else p.as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
+def argv_index(key: str, argv: Sequence[str]) -> Optional[int]:
+    """The 1-based position of the argument that sets ``key`` (or its parent or child) on the command line."""
+    for n, arg in enumerate(argv, 1):
+        if key in _names(arg):
+            return n
+    for n, arg in enumerate(argv, 1):
+        if any(name and (key.startswith(name + ".") or name.startswith(key + ".")) for name in _names(arg)):
+            return n
+    return None
+
+
+def sarif(groups: Sequence[tuple[Optional[str], Sequence[Issue]]], lang: str, exit_code: int,
+          argv: Sequence[str] = ()) -> dict[str, Any]:
+    """One SARIF 2.1.0 log with one run: ``groups`` are (args file or None, issues) pairs. Every result has a
+    physical location: its launch file and line, else the pseudo-file ``argv`` and the argument's position."""
     rules: dict[str, Any] = {}
     results = []
     for args_file, issues in groups:
         for issue in findings(issues):
             rule_id = issue.rule or "verl-mindspeed"
-            rules.setdefault(rule_id, {"id": rule_id, "name": rule_id, "shortDescription": {"text": rule_id}})
+            rules.setdefault(rule_id, descriptor(rule_id))
             file, line = locate(issue, args_file)
+            if not file:
+                file, line = "argv", argv_index(issue.key, argv)
             location: dict[str, Any] = {"logicalLocations": [{"fullyQualifiedName": issue.key, "kind": "member"}]}
-            if file:
-                physical: dict[str, Any] = {"artifactLocation": {"uri": Path(file).as_posix()}}
-                if line:
-                    physical["region"] = {"startLine": line}
-                location["physicalLocation"] = physical
+            physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(file) if file != "argv" else "argv"}}
+            physical["region"] = {"startLine": line or 1}
+            location["physicalLocation"] = physical
             properties = {k: v for k, v in (("key", issue.key), ("suggestion", issue.suggestion),
                                             ("override", issue.override)) if v}
             results.append({"ruleId": rule_id, "level": LEVELS[issue.severity],
@@ -149,7 +195,7 @@ def github(issues: Sequence[Issue], lang: str, args_file: Optional[str]) -> list
 def fatal_result(path: str, text: str) -> dict[str, Any]:
     """A SARIF result for a file that could not be evaluated."""
     return {"ruleId": "cannot-evaluate", "level": "error", "message": {"text": text},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": Path(path).as_posix()}}}]}
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(path)}}}]}
 
 
 __all__ = ["fatal_result", "findings", "github", "github_command", "line_of", "locate", "sarif", "sarif_fatal"]

@@ -48,12 +48,12 @@ def fatal(message: Any, fmt: str, lang: str, command: str, usage: str = "") -> i
 
 
 def emit(payload: dict[str, Any], text_report: Optional[str], fmt: str, issues: list, lang: str,
-         args_file: Optional[str]) -> None:
-    """Print one check's result in ``fmt``."""
+         args_file: Optional[str], argv: Sequence[str] = ()) -> None:
+    """Print one check's result in ``fmt`` (``argv``: the launch, where SARIF places issues of the command line)."""
     if fmt == "json":
         print(dump(payload))
     elif fmt == "sarif":
-        print(dump(_annotate.sarif([(args_file, issues)], lang, payload["exit_code"])))
+        print(dump(_annotate.sarif([(args_file, issues)], lang, payload["exit_code"], argv)))
     elif fmt == "github":
         lines = _annotate.github(issues, lang, args_file)
         if lines:

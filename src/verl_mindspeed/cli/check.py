@@ -126,5 +126,5 @@ def run(ns: argparse.Namespace) -> int:
     argv, source = launch_of(ns)
     validate_launch_argv(argv, getattr(ns, "own_options", []))
     code, payload, text, issues = check_one(argv, ns, source)
-    _output.emit(payload, text, output_format(ns), issues, ns.lang, ns.args_file)
+    _output.emit(payload, text, output_format(ns), issues, ns.lang, ns.args_file, argv)
     return code
