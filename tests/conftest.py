@@ -8,8 +8,10 @@ import pytest
 
 from helpers import full_stack
 
-#: Test files that build the project's wheel or copy the repository: one worker runs them all, one at a time.
-_BUILDS = {"test_wheel.py", "test_readme_main_command.py", "test_readme.py"}
+#: Test files that build the project's wheel or copy the repository, and those that start a local Ray: each group
+#: runs on one worker, one file at a time (module fixtures are made once, no two Ray clusters at once).
+_GROUPS = {"build": {"test_wheel.py", "test_readme_main_command.py", "test_readme.py"},
+           "ray": {"test_ray.py", "test_guard_ray.py", "test_callback.py", "test_launcher.py"}}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -20,8 +22,9 @@ def pytest_collection_modifyitems(config, items):
         if "conformance" in path.parts:
             item.add_marker(pytest.mark.conformance)
             item.add_marker(pytest.mark.xdist_group("conformance"))
-        elif path.name in _BUILDS:
-            item.add_marker(pytest.mark.xdist_group("build"))
+        for group, names in _GROUPS.items():
+            if path.name in names:
+                item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
