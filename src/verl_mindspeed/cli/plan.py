@@ -21,7 +21,7 @@ from ..i18n import LANGS, default_lang, tr
 from ..model import ModelSpec, active_parameters, load_model_spec, total_parameters
 from ..model.chart import component_names, render_html, render_svg, text_bar
 from ..model.layouts import MAX_LAYERS, MAX_WORLD, LayoutPlan, plan_layouts
-from ..model.memory import GIB, MemoryOptions
+from ..model.memory import GIB, HEADROOM, MemoryOptions
 
 __all__ = ["add_parser", "run"]
 
@@ -50,6 +50,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="tokens of one sequence, prompt + response (with dynamic batch size: ppo_max_token_len_per_gpu)")
     add("--micro-batch-size", default="1", metavar="B", help="sequences per micro-batch (default 1)")
     add("--device-memory-gib", default="64", metavar="GIB", help="memory of one device (default 64, Atlas 800T A2)")
+    add("--headroom", default=str(HEADROOM), metavar="F",
+        help=f"share of the device a layout may use to fit (default {HEADROOM:g}: above it check warns)")
     add("--top", default=None, metavar="K", help="show the K best layouts (text default 10; JSON default all)")
     add("--sort", choices=("throughput", "memory"), default="throughput",
         help="rank fitting layouts by the step-time proxy (default) or by peak memory")
@@ -116,7 +118,7 @@ def _inputs(args: argparse.Namespace) -> tuple[ModelSpec, int, int, MemoryOption
                       maximum=MAX_WORLD))
     seq = _whole(args, "--seq-len", maximum=MAX_SEQ)
     micro = _whole(args, "--micro-batch-size", maximum=4096)
-    memory = _real(args, "--device-memory-gib", 0.0, 1e6, True)
+    memory = _real(args, "--device-memory-gib", 0.0, 1e6, True) * _real(args, "--headroom", 0.0, 1.0, True)
     top = None if args.top is None else _whole(args, "--top")
     options = MemoryOptions(
         seq_len=seq, micro_batch_size=micro, full_recompute=args.full_recompute,
@@ -174,8 +176,10 @@ def _why(plan: LayoutPlan, limit: float, lang: str) -> str:
 def _print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: float, options: MemoryOptions,
                 plans: list[LayoutPlan], shown: list[LayoutPlan], seconds: float, lang: str) -> None:
     say = lambda msg: print(msg.render(lang))  # noqa: E731
-    say(tr("{arch}: {total:.2f}B parameters ({active:.2f}B active per token), {world} devices of {memory:g} GiB, "
-           "{tokens} tokens per micro-batch ({seq} x {micro}), MindSpeed {release}", arch=spec.architecture,
+    say(tr("{arch}: {total:.2f}B parameters ({active:.2f}B active per token), {world} devices of {device:g} GiB "
+           "({memory:.1f} usable: --headroom {headroom:g}), {tokens} tokens per micro-batch ({seq} x {micro}), "
+           "MindSpeed {release}", arch=spec.architecture, device=float(args.device_memory_gib),
+           headroom=float(args.headroom),
            total=total_parameters(spec) / 1e9, active=active_parameters(spec) / 1e9, world=world, memory=memory,
            tokens=options.seq_len * options.micro_batch_size, seq=options.seq_len, micro=options.micro_batch_size,
            release=args.mindspeed_release))

@@ -364,10 +364,11 @@ MESSAGES: dict[str, str] = {
         "get_args()，而 verl 从不初始化它（AssertionError: args is not initialized）；该版本也没有 repatch，verl 会忽略开关 {keys}",
     "use MindSpeed 2.2.0 or later": "请使用 MindSpeed 2.2.0 及以上版本",
     # --- verl-mindspeed plan and the model config reader ---
-    "{arch}: {total:.2f}B parameters ({active:.2f}B active per token), {world} devices of {memory:g} GiB, "
-    "{tokens} tokens per micro-batch ({seq} x {micro}), MindSpeed {release}":
-        "{arch}：参数 {total:.2f}B（每个 token 激活 {active:.2f}B），{world} 张卡，每卡 {memory:g} GiB，"
-        "每个微批 {tokens} 个 token（{seq} x {micro}），MindSpeed {release}",
+    "{arch}: {total:.2f}B parameters ({active:.2f}B active per token), {world} devices of {device:g} GiB "
+    "({memory:.1f} usable: --headroom {headroom:g}), {tokens} tokens per micro-batch ({seq} x {micro}), "
+    "MindSpeed {release}":
+        "{arch}：参数 {total:.2f}B（每个 token 激活 {active:.2f}B），{world} 张卡，每卡 {device:g} GiB"
+        "（可用 {memory:.1f}：--headroom {headroom:g}），每个微批 {tokens} 个 token（{seq} x {micro}），MindSpeed {release}",
     "{valid} valid layouts, {fit} fit ({seconds:.2f}s)": "有效布局 {valid} 个，放得下 {fit} 个（{seconds:.2f} 秒）",
     "memory bar: W {w}, G {g}, O {o}, R {r}, A {a}, L {l}, S {s}, . {rest}; | is the device limit":
         "显存条：W {w}，G {g}，O {o}，R {r}，A {a}，L {l}，S {s}，. {rest}；| 为单卡显存上限",
@@ -421,7 +422,7 @@ MESSAGES: dict[str, str] = {
     "communication buffers": "通信缓冲区",
     "allocator slack": "分配器余量",
     "GiB per device": "每卡 GiB",
-    "device limit {gib:g} GiB": "单卡上限 {gib:g} GiB",
+    "usable limit {gib:g} GiB": "单卡可用上限 {gib:g} GiB",
     "config.json: {key} is {value}; a whole number >= {minimum} is needed":
         "config.json：{key} 为 {value}；需要 >= {minimum} 的整数",
     "config.json: architectures must be a list such as [\"{name}\"], not a string":

@@ -93,7 +93,7 @@ def render_svg(rows: Sequence[tuple[str, dict[str, int], bool]], limit_gib: floa
                    f'{level:.1f}</text>')
         out.append(f'<text x="{x + bar_w / 2:.1f}" y="{base + 14}" text-anchor="end" '
                    f'transform="rotate(-40 {x + bar_w / 2:.1f} {base + 14})">{escape(label)}</text></g>')
-    limit_text = tr("device limit {gib:g} GiB", gib=limit_gib).render(lang)
+    limit_text = tr("usable limit {gib:g} GiB", gib=round(limit_gib, 1)).render(lang)
     out.append(f'<line class="limit" x1="{left - 4}" x2="{width - 240}" y1="{y(limit_gib):.1f}" '
                f'y2="{y(limit_gib):.1f}" stroke="#c00" stroke-width="2" stroke-dasharray="6 4"/>'
                f'<text class="limit-label" x="{width - 236}" y="{y(limit_gib) + 4:.1f}" fill="#c00">'

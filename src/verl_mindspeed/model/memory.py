@@ -30,6 +30,9 @@ __all__ = ["COMPONENTS", "GIB", "MemoryEstimate", "MemoryOptions", "estimate_for
            "layout_from_role"]
 
 GIB = 1024**3
+HEADROOM = 0.9
+"""The share of a device's memory an estimated peak may use: above it, check warns (model-memory) and plan says
+the layout does not fit."""
 COMPONENTS = ("weights", "gradients", "optimizer", "ref_weights", "activations", "logits", "optimizer_step",
               "runtime", "comm_buffers", "fragmentation")
 """The parts of the peak, in the order they stack (they sum to the peak)."""

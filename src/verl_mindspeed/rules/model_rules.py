@@ -287,7 +287,7 @@ def batch_divisibility(roles: dict[str, RoleView], ctx: Context) -> Iterable[Iss
             "stores them, logits as verl computes them, non-tensor memory calibrated on published peaks)")
 def memory_estimate(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
     """The actor's estimated peak per device; a warning above 90% of the device's memory."""
-    from ..model.memory import MemoryOptions, estimate_for_role
+    from ..model.memory import HEADROOM, MemoryOptions, estimate_for_role
 
     actor, spec, cfg = roles.get("actor"), _model(ctx), ctx.config
     if actor is None or spec is None or not ctx.world_size or cfg is None:
@@ -310,7 +310,7 @@ def memory_estimate(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]
               "micro-batch, {world} devices); the device has {limit:g} GiB", peak=peak, seq=seq,
               micro=options.micro_batch_size, world=ctx.world_size, limit=limit)
     hint = tr("an estimate (docs/model-checks.md): verl-mindspeed plan --model ... lists layouts that fit")
-    if peak > 0.9 * limit:
+    if peak > HEADROOM * limit:
         yield warning(actor.mkey("tensor_model_parallel_size"), tr(
             "{text}: above 90% of it, the run may run out of memory", text=text), "model-memory", hint=hint)
     else:
