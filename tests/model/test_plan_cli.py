@@ -151,3 +151,16 @@ def test_no_layout_plan_calls_fitting_draws_checks_memory_warning(capsys):
     assert cli_main(["plan", "--model", model, "--nnodes", "1", "--n-gpus-per-node", "8", "--json", "--top", "1"]) == 0
     best = json.loads(capsys.readouterr().out)["layouts"][0]
     assert best["fits"] and best["memory_gib_per_device"] <= 0.9 * 64
+
+
+def test_pinned_dimensions_keep_only_layouts_with_them(capsys):
+    import json
+
+    from verl_mindspeed.cli import main as cli_main
+
+    model = str(ROOT / "tests" / "fixtures" / "models" / "Qwen3-30B-A3B")
+    assert cli_main(["plan", "--model", model, "--nnodes", "2", "--n-gpus-per-node", "8", "--json",
+                     "--tp", "2", "--ep", "8"]) == 0
+    layouts = json.loads(capsys.readouterr().out)["layouts"]
+    assert layouts and {(p["tensor_model_parallel_size"], p["expert_model_parallel_size"]) for p in layouts} == {(2, 8)}
+    assert cli_main(["plan", "--model", model, "--nnodes", "2", "--n-gpus-per-node", "8", "--tp", "x"]) == 2

@@ -25,6 +25,8 @@ from ..model.memory import GIB, HEADROOM, MemoryOptions
 
 __all__ = ["add_parser", "run"]
 
+PINS = {"--tp": "tp", "--pp": "pp", "--cp": "cp", "--ep": "ep", "--etp": "etp"}
+"""The sizes a user may pin (option -> Layout field)."""
 PLAN_VERL = "0.9.1"
 """The verl release layouts are planned for unless --verl-version says otherwise."""
 NO_FIT = 1
@@ -72,6 +74,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add("--verl-version", default=PLAN_VERL, metavar="VERSION",
         help=f"the verl release the layouts are for (default {PLAN_VERL}): VPP layouts only where it runs them on "
              "NPU (verl 0.6/0.7 with use_mbridge=False; 0.8+ asserts use_mbridge)")
+    for flag, size in (("--tp", "TP"), ("--pp", "PP"), ("--cp", "CP"), ("--ep", "EP"), ("--etp", "ETP")):
+        add(flag, default=None, metavar="N", help=f"keep {size} at N: only layouts with it")
     add("--chart", metavar="PATH", help="write an SVG of the shown layouts' memory (an HTML page if PATH ends in .html)")
     add("--lang", choices=LANGS, default=None, help="language of the text output (default from LANG/LC_ALL)")
     add("--json", action="store_true", help="print JSON instead of a table")
@@ -254,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
     lang = getattr(args, "lang", None) or default_lang()
     try:
         spec, nnodes, per_node, options, memory, top = _inputs(args)
+        pinned = {name: _whole(args, flag) for flag, name in PINS.items() if getattr(args, flag[2:]) is not None}
     except _Bad as bad:
         message = bad.args[0]
         print(f"verl-mindspeed plan: {message.render(lang) if hasattr(message, 'render') else message}",
@@ -271,6 +276,7 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - plan prints one line, never a traceback
         print(f"verl-mindspeed plan: {tr('cannot plan this model: {error}', error=exc).render(lang)}", file=sys.stderr)
         return 2
+    plans = [p for p in plans if all(getattr(p.layout, name) == value for name, value in pinned.items())]
     seconds = time.perf_counter() - started
     top = top if top is not None else (None if args.json else 10)
     shown = plans if top is None else plans[:top]
