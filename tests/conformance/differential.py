@@ -14,7 +14,9 @@ MindSpeed release by:
 Classes: ``agree``; ``stricter-documented`` (the project errors only through a rule in :data:`DELIBERATE`);
 ``project-stricter`` (project error, upstream passes); ``project-missed`` (upstream error, project passes);
 ``severity-mismatch`` (one warns where the other is silent); ``noted-uncovered`` (upstream error on a MindSpeed
-switch outside the feature guide that no rule covers, which the project reports as a ``no-hand-rule`` note).
+switch outside the feature guide that no rule covers, which the project reports as a ``no-hand-rule`` note);
+``oracle-environment`` (MindSpeed imported a module the oracle's venv lacks, e.g. pandas for CoC's training
+helpers: no verdict on the configuration, counted apart).
 """
 
 from __future__ import annotations
@@ -74,8 +76,8 @@ DOCUMENTED_WARNINGS = {
     "model-memory": "the planner's estimate of the peak device memory against the device's capacity: nothing "
                     "upstream checks it, the failure is an out-of-memory after the weights are loaded",
 }
-CLASSES = ("agree", "stricter-documented", "noted-uncovered", "project-stricter", "project-missed",
-           "severity-mismatch")
+CLASSES = ("agree", "stricter-documented", "noted-uncovered", "oracle-environment", "project-stricter",
+           "project-missed", "severity-mismatch")
 #: Dict-carried megatron fields verl's engine also sets, which users repeat in the dict (values to draw from).
 DICT_FIELDS = {
     "tensor_model_parallel_size": [1, 2, 4], "pipeline_model_parallel_size": [1, 2],
@@ -305,7 +307,9 @@ def classify(cfg: Config, release: str, res, oracle: dict) -> Row:
     errors = sorted({i.rule for i in res.errors})
     project = "error" if errors else ("warning" if res.warnings else "ok")
     upstream = oracle["verdict"] if oracle["verdict"] in ("error", "warning", "ok") else "error"
-    if project == upstream:
+    if upstream == "error" and oracle.get("exc_type") == "ModuleNotFoundError" and project != "error":
+        klass = "oracle-environment"  # a module MindSpeed imports is not installed in the oracle: no verdict
+    elif project == upstream:
         klass = "agree"
     elif project == "error" and upstream != "error":
         klass = "stricter-documented" if all(r in DELIBERATE for r in errors) else "project-stricter"
@@ -363,7 +367,7 @@ def findings(rows: list[Row]) -> list[dict]:
     best: dict[tuple, Row] = {}
     counts: dict[tuple, int] = {}
     for row in rows:
-        if row.klass in ("agree", "stricter-documented", "noted-uncovered"):
+        if row.klass in ("agree", "stricter-documented", "noted-uncovered", "oracle-environment"):
             continue
         sig = signature(row)
         counts[sig] = counts.get(sig, 0) + 1

@@ -214,6 +214,12 @@ class Oracle:
         # A release without repatch (2.1.0) cannot remove patches either: the patches of the import are
         # the process's for good, so they are recorded once, by a dry run from the same namespace.
         self.can_remove = hasattr(self.manager, "remove_patches")
+        # MindSpeed's patch registry outlives remove_patches (it restores the originals, keeps the entries): a
+        # switch of one case (dist_train, auto_settings...) would leave patches that a later case's repatch
+        # applies again. One launch is one process; so is one case: entries added after the import go away.
+        registry = getattr(getattr(patch_utils, "MindSpeedPatchesManager", None), "patches_info", None)
+        self.patch_registry = registry if isinstance(registry, dict) else None
+        self.pristine_patches = set(registry) if self.patch_registry is not None else set()
         if not self.can_remove:
             for feature in self.manager.FEATURES_LIST:
                 self.applied[feature.feature_name] = bool(feature.is_need_apply(self.namespace))
@@ -296,8 +302,10 @@ class Oracle:
 
     # -- per case
     def reset(self, remove: bool):
-        if remove and self.can_remove:  # repatch removes every patch itself first
-            self.manager.remove_patches()
+        if self.can_remove and (remove or self.patch_registry is not None):
+            self.manager.remove_patches()  # the originals back (repatch would do it too, but keeps the entries)
+            for name in set(self.patch_registry or ()) - self.pristine_patches:
+                del self.patch_registry[name]
         if self.namespace is not None:
             vars(self.namespace).clear()
             vars(self.namespace).update(copy.deepcopy(self.pristine))
