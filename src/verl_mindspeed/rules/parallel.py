@@ -48,12 +48,17 @@ _DICT_SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "vi
 
 
 def _engine_size(role: RoleView, name: str) -> Optional[int]:
-    """The size verl's engine builds the process groups with (ETP: TP when unset; VPP: None when unset)."""
-    if name == "expert_tensor_parallel_size":
-        return role.etp
-    if name == "virtual_pipeline_model_parallel_size":
-        return role.vpp
-    return role.size(name)
+    """The size the model's config gets without the dict: the bridge's (Megatron-Bridge takes the role's engine
+    sizes; mbridge and verl's converter the process groups'), ETP being TP when unset and VPP None when unset."""
+    if not role.bridge:  # no bridge view (a bare view): the engine's own sizes
+        return role.etp if name == "expert_tensor_parallel_size" else (
+            role.vpp if name == "virtual_pipeline_model_parallel_size" else role.size(name))
+    value = _int(role.bridge.get(name))
+    if value is None and name == "expert_tensor_parallel_size":
+        return _int(role.bridge.get("tensor_model_parallel_size")) or 1
+    if value is None and name != "virtual_pipeline_model_parallel_size":
+        return 1
+    return value
 
 
 @rule("dict-sizes-agree", holds_for="verl 0.6.0 and later",
@@ -61,8 +66,9 @@ def _engine_size(role: RoleView, name: str) -> Optional[int]:
             "value, after the engine's sizes); mbridge set_extra_args; verl/workers/engine/mindspeed/transformer_impl.py "
             "_mindspeed_repatch")
 def dict_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """A parallel size in the dict replaces the engine's on the model's config (and in MindSpeed's namespace),
-    while Megatron's process groups keep the engine's: the model is split for one size and run on another."""
+    """A parallel size in the dict replaces the one the model's config would get (the engine's, or on the legacy
+    paths the process groups'), while Megatron's process groups keep theirs: the model is split for one size and
+    run on another."""
     for name in _DICT_SIZES:
         value, engine = _int(role.given.get(name)), _engine_size(role, name)
         if value is None or value == engine:
