@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from check_vs_verl_cfg import timed  # one way to time a whole command for every benchmark here
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_ARGS = ROOT / "examples" / "qwen3_30b_a3b_moe_grpo.args"
@@ -40,15 +40,6 @@ def launch(path: Path) -> tuple[str, list[str]]:
 
     args = split_argv(read_args_file(str(path)))
     return (args.config_name or "ppo_trainer").removesuffix(".yaml"), list(args.overrides)
-
-
-def timed(cmd: list[str]) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
-        sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd[:5])}...\n{proc.stderr[-2000:]}")
-    return elapsed
 
 
 def main() -> None:

@@ -46,12 +46,16 @@ def _names(line: str) -> list[str]:
 
 def line_of(key: str, path: str) -> Optional[int]:
     """The 1-based line of ``path`` whose argument sets ``key`` (or its parent or child), if any."""
-    lines = _lines(path)
-    for n, line in enumerate(lines, 1):
-        if key in _names(line):
+    return _position(key, _lines(path))
+
+
+def _position(key: str, texts: Sequence[str]) -> Optional[int]:
+    """The 1-based position of the text whose arguments set ``key``, else its parent or child, if any."""
+    for n, text in enumerate(texts, 1):
+        if key in _names(text):
             return n
-    for n, line in enumerate(lines, 1):
-        if any(name and (key.startswith(name + ".") or name.startswith(key + ".")) for name in _names(line)):
+    for n, text in enumerate(texts, 1):
+        if any(name and (key.startswith(name + ".") or name.startswith(key + ".")) for name in _names(text)):
             return n
     return None
 
@@ -125,13 +129,7 @@ def _uri(path: str) -> str:
 
 def argv_index(key: str, argv: Sequence[str]) -> Optional[int]:
     """The 1-based position of the argument that sets ``key`` (or its parent or child) on the command line."""
-    for n, arg in enumerate(argv, 1):
-        if key in _names(arg):
-            return n
-    for n, arg in enumerate(argv, 1):
-        if any(name and (key.startswith(name + ".") or name.startswith(key + ".")) for name in _names(arg)):
-            return n
-    return None
+    return _position(key, [shlex.quote(a) for a in argv])
 
 
 def sarif(groups: Sequence[tuple[Optional[str], Sequence[Issue]]], lang: str, exit_code: int,
