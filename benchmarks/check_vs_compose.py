@@ -11,11 +11,10 @@ load hits both alike. Prints every run, the medians and the ratio. Needs verl's 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
-from check_vs_verl_cfg import timed  # one way to time a whole command for every benchmark here
+from check_vs_verl_cfg import interleaved  # one way to time two commands side by side for every benchmark here
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_ARGS = ROOT / "examples" / "qwen3_30b_a3b_moe_grpo.args"
@@ -24,8 +23,9 @@ COMPOSE = """
 import sys
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
-import verl, os
-config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
+import importlib.util, os
+# verl's tree without importing verl (which imports torch), as check finds it
+config_dir = os.path.join(importlib.util.find_spec("verl").submodule_search_locations[0], "trainer", "config")
 name, overrides = sys.argv[1], sys.argv[2:]
 with initialize_config_dir(config_dir=config_dir, version_base=None):
     compose(config_name=name, overrides=overrides)
@@ -50,13 +50,7 @@ def main() -> None:
     name, overrides = launch(ns.args_file)
     ours = [sys.executable, "-m", "verl_mindspeed", "check", "--args-file", str(ns.args_file)]
     floor = [sys.executable, "-c", COMPOSE, name, *overrides]
-    timed(ours), timed(floor)  # warm the file cache once for both
-    a, b = [], []
-    for i in range(ns.runs):
-        a.append(timed(ours))
-        b.append(timed(floor))
-        print(f"run {i + 1}: check {a[-1]:.3f} s   compose {b[-1]:.3f} s", flush=True)
-    ma, mb = statistics.median(a), statistics.median(b)
+    ma, mb = interleaved(ours, floor, ns.runs, ("check", "compose"))
     print(f"\nargv: {ns.args_file.name} ({len(overrides)} overrides), {ns.runs} runs each, interleaved")
     print(f"median  verl-mindspeed check   {ma:.3f} s")
     print(f"median  Hydra compose alone    {mb:.3f} s")

@@ -33,6 +33,18 @@ def timed(cmd: list[str]) -> float:
     return elapsed
 
 
+def interleaved(first: list[str], second: list[str], runs: int, names: tuple[str, str]) -> tuple[float, float]:
+    """Medians of ``runs`` timings of each command, run in turn (first, second, first...) after one warm-up each,
+    printing every run."""
+    timed(first), timed(second)  # warm the file cache once for both
+    a, b = [], []
+    for i in range(runs):
+        a.append(timed(first))
+        b.append(timed(second))
+        print(f"run {i + 1}: {names[0]} {a[-1]:.3f} s   {names[1]} {b[-1]:.3f} s", flush=True)
+    return statistics.median(a), statistics.median(b)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
@@ -41,13 +53,7 @@ def main() -> None:
     argv = read_args(ns.args_file)
     ours = [sys.executable, "-m", "verl_mindspeed", "check", *argv]
     verl = [sys.executable, "-m", "verl.trainer.main_ppo", *argv, "--cfg", "job"]
-    timed(ours), timed(verl)  # warm the file cache once for both
-    a, b = [], []
-    for i in range(ns.runs):
-        a.append(timed(ours))
-        b.append(timed(verl))
-        print(f"run {i + 1}: check {a[-1]:.3f} s   verl --cfg job {b[-1]:.3f} s", flush=True)
-    ma, mb = statistics.median(a), statistics.median(b)
+    ma, mb = interleaved(ours, verl, ns.runs, ("check", "verl --cfg job"))
     print(f"\nargv: {ns.args_file.name} ({len(argv)} arguments), {ns.runs} runs each, interleaved")
     print(f"median  verl-mindspeed check     {ma:.3f} s")
     print(f"median  verl main_ppo --cfg job  {mb:.3f} s")
