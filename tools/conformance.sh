@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The conformance layer: build (or reuse) the oracle venvs, then run tests/conformance against the upstream
+# The conformance layer: build (or reuse) the upstream environments, then run tests/conformance against the upstream
 # sources, with every skip turned into a failure.
 #   bash tools/conformance.sh                       (what CI runs after tools/test.sh)
 #   VERL_MINDSPEED_DIFFERENTIAL_CASES=300 bash tools/conformance.sh -k differential
@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 PY=${PYTHON:-python3}
 start=$(date +%s)
-"$PY" tools/oracle_env.py
-echo "oracle venvs ready in $(( $(date +%s) - start )) s" >&2
+"$VENV/bin/python" -m verl_mindspeed upstream-env
+echo "upstream environments ready in $(( $(date +%s) - start )) s" >&2
 export VERL_MINDSPEED_UPSTREAM=${VERL_MINDSPEED_UPSTREAM:-$(cd .. && pwd)/shared/upstream}
 export VERL_MINDSPEED_REQUIRE_CONFORMANCE=1
 export VERL_MINDSPEED_DIFFERENTIAL_CASES=${VERL_MINDSPEED_DIFFERENTIAL_CASES:-150}

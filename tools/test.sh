@@ -7,7 +7,7 @@
 #
 # The conformance layer (tests/conformance) runs MindSpeed's and Megatron-LM's own sources as the oracle.
 # When those sources are found (VERL_MINDSPEED_UPSTREAM, or ../shared/upstream beside the repository) this
-# script also builds the oracle venvs (tools/oracle_env.py, reused the same way) so the layer runs; without them
+# script also builds the upstream environments (verl-mindspeed upstream-env, reused the same way) so the layer runs; without them
 # it skips, visibly. VERL_MINDSPEED_REQUIRE_CONFORMANCE=1 (set by .ci/run) turns that skip into a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +40,7 @@ if [ -z "${VERL_MINDSPEED_UPSTREAM:-}" ] && [ -d ../shared/upstream ]; then
   export VERL_MINDSPEED_UPSTREAM="$(cd ../shared/upstream && pwd)"
 fi
 if [ -n "${VERL_MINDSPEED_UPSTREAM:-}" ] || [ "${VERL_MINDSPEED_REQUIRE_CONFORMANCE:-}" = 1 ]; then
-  "$PY" tools/oracle_env.py >/dev/null
+  "$VENV/bin/python" -m verl_mindspeed upstream-env >/dev/null
 fi
 
 # Under CI every real-component test must run: a missing verl/megatron/ray is a failure, not a skip.

@@ -41,6 +41,8 @@ class Issue:
     override: Optional[str] = None
     location: Optional[Location] = None
     """The file and line of the argument the issue is about, when the launch came from a file."""
+    source: Optional[str] = None
+    """For a finding of ``check --upstream``: the upstream ``file:line`` that raised or decided it."""
 
     def to_json(self, lang: str = "en") -> dict:
         out = asdict(self)

@@ -88,6 +88,7 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
                       otc_defaults=tree.otc_defaults if tree else None)
     except OmegaConfBaseException as exc:  # a value the checks need does not resolve: that is the error to report
         res = Resolution([_unresolved(exc)], {}, release, era=era, injected=injected)
+    res.model = model
     res.issues = [replace(i, override=fix_line(i, argv)) for i in [*issues, *model_issues, *res.issues]]
     res.issues = review(res.issues, cfg, argv, tree, locations)
     res.versions.update({"verl": tree.version if tree else "not found", "verl_config": config_label,

@@ -1,7 +1,7 @@
 """Fixtures of the conformance layer: the upstream sources, the oracle workers, verl's composed base config.
 
 Without the sources (``VERL_MINDSPEED_UPSTREAM``, or ``../shared/upstream``) or the oracle venvs
-(``tools/oracle_env.py``) every test here skips and says why; with ``VERL_MINDSPEED_REQUIRE_CONFORMANCE=1``
+(``verl-mindspeed upstream-env``) every test here skips and says why; with ``VERL_MINDSPEED_REQUIRE_CONFORMANCE=1``
 (CI) each of those is a failure instead, and so is a session in which no conformance test ran.
 """
 
@@ -33,7 +33,7 @@ def unavailable(message: str):
 @pytest.fixture(scope="session")
 def upstream():
     """Every source is present (archives extracted once) and the oracle venvs exist."""
-    import oracle_env_link as oracle_env
+    from verl_mindspeed import upstream as up
 
     gone = sources.missing()
     if gone:
@@ -41,9 +41,10 @@ def upstream():
         unavailable(f"upstream sources missing ({', '.join(gone)}) in {where or 'no folder'}: "
                     "set VERL_MINDSPEED_UPSTREAM or run tools/fetch_upstream.py")
     lines = sorted(set(sources.RELEASES.values()))
-    absent = [line for line in lines if not oracle_env.ready(line)]
+    absent = [line for line in lines if not up.ready(line)]
     if absent:
-        unavailable(f"oracle venvs missing for megatron-core {', '.join(absent)}: run tools/oracle_env.py")
+        unavailable(f"upstream environments missing for megatron-core {', '.join(absent)}: run "
+                    "verl-mindspeed upstream-env")
     for release in sources.RELEASES:
         sources.release_sources(release)
     return True

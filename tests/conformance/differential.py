@@ -112,6 +112,8 @@ class Row:
     oracle: str
     oracle_detail: dict
     klass: str
+    with_upstream: Optional[str] = None
+    """The project's verdict under ``check --upstream`` (hand rules plus the project's own upstream run)."""
 
 
 # --------------------------------------------------------------------------- generation
@@ -233,10 +235,11 @@ class Judge:
     """Judges configurations as plain verl launches, or (``injected``) as launches through verl-mindspeed: the
     oracle then runs verl's code on the config after the project's injection."""
 
-    def __init__(self, pool, releases=None, injected: bool = False):
+    def __init__(self, pool, releases=None, injected: bool = False, upstream: bool = False):
         from verl_mindspeed.compose import compose_argv
 
         self.injected = injected
+        self.upstream = upstream
         self.pool = pool
         self.releases = list(releases or sources.RELEASES)
         self.base_argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
@@ -300,7 +303,26 @@ class Judge:
                 else:
                     oracle = next(cursor[release])
                 rows.append(classify(cfg, release, project[release], oracle))
+        if self.upstream:
+            self._with_upstream(rows, [p for _, _, p in prepared])
         return rows
+
+    def _with_upstream(self, rows: list[Row], projects: list[dict]) -> None:
+        """Each row's verdict under ``check --upstream``: the project's case for each launch runs on the same
+        workers (batched, both cores), then ``verl_mindspeed.upstream.judge`` (the CLI's code) reads it back."""
+        import pool as oracle_pool
+        from verl_mindspeed import upstream
+
+        t = time.perf_counter()
+        batches = {r: [upstream.case_of(p[r].simulation, p[r].model) for p in projects
+                       if p[r].simulation is not None and p[r].simulation.order] for r in self.releases}
+        self.pool.run_many(batches)
+        for row, res in zip(rows, (p[r] for p in projects for r in self.releases)):
+            judged = copy.copy(res)
+            upstream.judge(judged, sources=oracle_pool.release_sources(row.release), pool=self.pool.pool,
+                           python=str(oracle_pool.python(row.release)), progress=lambda text: None)
+            row.with_upstream = "error" if judged.errors else ("warning" if judged.warnings else "ok")
+        self.timings["upstream"] = time.perf_counter() - t
 
 
 def classify(cfg: Config, release: str, res, oracle: dict) -> Row:
@@ -351,7 +373,7 @@ def repro(row: Row) -> dict:
         "class": row.klass, "release": row.release, "config": cfg.name, "model": cfg.model, "argv": argv,
         "oracle": {k: o.get(k) for k in ("verdict", "stage", "role", "exc_type", "message", "where", "unapplied")
                    if o.get(k) is not None},
-        "project": {"verdict": row.project, "rules": row.project_rules},
+        "project": {"verdict": row.project, "rules": row.project_rules, "with_upstream": row.with_upstream},
     }
 
 

@@ -2,8 +2,8 @@
 
     <python> guard_driver.py --mindspeed DIR --megatron DIR --release NAME < request.json > answer.json
 
-Imports MindSpeed exactly as the oracle worker does (``oracle/stubs.py`` for the NPU-only modules,
-``oracle/worker.py``'s ``Oracle`` for the per-case reset and its filtered patch scan), then answers ONE
+Imports MindSpeed exactly as the oracle worker does (``verl_mindspeed/upstream/_oracle_stubs.py`` for the NPU-only modules,
+``_oracle_worker.py``'s ``Oracle`` for the per-case reset and its filtered patch scan), then answers ONE
 request (a JSON object on stdin) with one JSON object on stdout:
 
 ``{"mode": "era", "sequences": [{"name": ..., "calls": [dict, ...], "enum": bool}, ...]}``
@@ -37,6 +37,7 @@ import traceback
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+UPSTREAM = os.path.join(os.path.dirname(os.path.dirname(HERE)), "src", "verl_mindspeed", "upstream")
 
 
 def plain(value):
@@ -57,13 +58,20 @@ def plain(value):
 def setup(opts):
     os.environ.setdefault("PYTORCH_JIT", "0")
     sys.argv = [sys.argv[0]]
-    sys.path.insert(0, os.path.join(HERE, "oracle"))
-    import stubs
+    import importlib.util
 
+    def load(name):  # the project's upstream harness, loaded by path (this process never imports verl_mindspeed)
+        spec = importlib.util.spec_from_file_location(name, os.path.join(UPSTREAM, f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    stubs = load("_oracle_stubs")
     sys.path.insert(0, opts.megatron)
     sys.path.insert(0, opts.mindspeed)
     stubs.install()
-    import worker
+    worker = load("_oracle_worker")
     import mindspeed.patch_utils as patch_utils
 
     patch_utils.sys = worker.FilteredSys()

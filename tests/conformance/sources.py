@@ -4,7 +4,8 @@
 ``<name>.tar.gz`` (as in the project's shared ``upstream/`` folder) or an already extracted folder
 ``<name>/`` (as ``tools/fetch_upstream.py`` makes from the public repositories). Unset, the folder
 ``../shared/upstream`` beside the repository is used when it exists. Archives are extracted once into
-``$VERL_MINDSPEED_CACHE/upstream/<name>-<sha>`` (default cache ``~/.cache/verl-mindspeed``).
+``$VERL_MINDSPEED_CACHE/upstream/<name>-<sha>`` (default cache ``~/.cache/verl-mindspeed``), by the
+project's own ``verl_mindspeed.upstream.extract``.
 
 ``VERL_MINDSPEED_CORPUS`` names the folder of real launch lines (``*.args``); unset, ``corpus/real-scripts``
 next to the upstream folder. ``VERL_MINDSPEED_REQUIRE_CONFORMANCE=1`` turns every skip of this layer into a
@@ -13,11 +14,7 @@ failure (CI).
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-import tarfile
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -83,8 +80,9 @@ def seed_file() -> Optional[Path]:
 
 
 def cache_root() -> Path:
-    base = os.environ.get("VERL_MINDSPEED_CACHE")
-    return (Path(base) if base else Path.home() / ".cache" / "verl-mindspeed")
+    from verl_mindspeed.upstream import cache_root as root
+
+    return root()
 
 
 def mindspeed_name(release: str) -> str:
@@ -105,6 +103,8 @@ def missing() -> list[str]:
 
 def source(name: str) -> Path:
     """The folder holding ``mindspeed/`` or ``megatron/`` for source ``name``, extracting its archive once."""
+    from verl_mindspeed.upstream import extract
+
     up = upstream_dir()
     if up is None:
         raise FileNotFoundError("no upstream folder: set VERL_MINDSPEED_UPSTREAM")
@@ -114,22 +114,7 @@ def source(name: str) -> Path:
     archive = up / f"{name}.tar.gz"
     if not archive.is_file():
         raise FileNotFoundError(f"{archive} (nor {folder}/) exists")
-    digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:12]
-    target = cache_root() / "upstream" / f"{name}-{digest}"
-    if target.is_dir():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{name}-"))
-    try:
-        with tarfile.open(archive) as tar:
-            tar.extractall(tmp, filter="data")
-        tmp.rename(target)
-    except OSError:
-        if not target.is_dir():
-            raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
+    return extract(archive)
 
 
 def release_sources(release: str) -> tuple[Path, Path]:

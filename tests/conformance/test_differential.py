@@ -26,7 +26,7 @@ def judged(request, oracle, verl_base):
     import differential
 
     configs = differential.generate(CASES) + differential.launch_files()
-    rows = differential.Judge(oracle, injected=request.param == "injected").judge(configs)
+    rows = differential.Judge(oracle, injected=request.param == "injected", upstream=True).judge(configs)
     out = Path(os.environ.get("VERL_MINDSPEED_DIFFERENTIAL_OUT",
                               sources.cache_root() / "conformance" / f"differential-{request.param}.json"))
     if out.suffix == ".json" and "VERL_MINDSPEED_DIFFERENTIAL_OUT" in os.environ:
@@ -51,3 +51,17 @@ def test_no_undocumented_disagreement(judged, klass):
     found = [f for f in differential.findings(judged) if f["class"] == klass]
     total = sum(f["occurrences"] for f in found)
     assert not found, f"{total} {klass} cases, {len(found)} distinct; first: {found[0]}"
+
+
+def test_upstream_never_says_ok_where_the_oracle_errs(judged):
+    """``check --upstream`` (hand rules plus the project's own upstream run, built from its simulation of verl)
+    errs wherever the oracle (verl's own code feeding MindSpeed) errs; outside a module the oracle lacks."""
+    missed = [r for r in judged if r.oracle == "error" and r.with_upstream != "error" and r.klass != "oracle-environment"]
+    assert all(r.with_upstream is not None for r in judged)
+    assert not missed, f"{len(missed)} false OKs under --upstream; first: {__import__('differential').repro(missed[0])}"
+
+
+def test_upstream_closes_what_the_hand_rules_only_note(judged):
+    """Where the hand rules only note a switch no rule covers and upstream errs, --upstream makes it an error."""
+    noted = [r for r in judged if r.klass == "noted-uncovered"]
+    assert all(r.with_upstream == "error" for r in noted), [r.config.name for r in noted if r.with_upstream != "error"]

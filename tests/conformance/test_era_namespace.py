@@ -61,8 +61,7 @@ def predictions() -> dict[str, list[dict]]:
 @pytest.fixture(scope="module")
 def replayed(upstream, verl_base):
     """``(predictions, {release: {sequence name: MindSpeed's namespace after each call}})``."""
-    import oracle_env_link as oracle_env
-    import sources
+    import pool as oracle_pool
 
     predicted = predictions()
     request = {"mode": "era", "sequences": [
@@ -71,7 +70,7 @@ def replayed(upstream, verl_base):
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
 
     def one(release):
-        answer, _ = drive(oracle_env.python_of(sources.RELEASES[release]), release, request, env)
+        answer, _ = drive(oracle_pool.python(release), release, request, env)
         assert answer["has_repatch"]
         return release, {s["name"]: s["steps"] for s in answer["sequences"]}
 

@@ -16,9 +16,9 @@ from .._version import __version__
 from ..compose import split_pasted
 from ..errors import EvaluationError
 from ..i18n import render, tr
-from . import _args, _output, check, check_files, features, plan, presets, run
+from . import _args, _output, check, check_files, features, plan, presets, run, upstream_env
 
-COMMANDS = ("check", "check-files", "features", "plan", "presets", "run")
+COMMANDS = ("check", "check-files", "features", "plan", "presets", "run", "upstream-env")
 #: Commands whose own options may come anywhere in a launch argv.
 LAUNCH_COMMANDS = {"check": check, "run": run}
 
@@ -33,7 +33,7 @@ def build_parser(lang: str = "en") -> _args.Parser:
                         help=render(tr("print the version of verl-mindspeed and exit"), lang))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=functools.partial(_args.Parser, lang=lang))
-    for module in (check, check_files, features, presets, run):
+    for module in (check, check_files, features, presets, run, upstream_env):
         module.add_parser(sub, lang)
     plan.add_parser(sub)
     return parser

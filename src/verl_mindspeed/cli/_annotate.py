@@ -98,6 +98,14 @@ RULES_DOC = "docs/rules.md"
 """The page with one section per rule, relative to the project's repository."""
 
 
+#: Findings of ``check --upstream``: not hand rules, the release's own code (each result names its file:line).
+UPSTREAM_RULES = {
+    "upstream": "MindSpeed's and megatron-core's own code, run on the launch as verl drives it (check --upstream)",
+    "upstream-harness": "the upstream run could not judge the launch (a failure of the harness, not a verdict)",
+}
+UPSTREAM_DOC = "docs/upstream.md"
+
+
 @lru_cache(maxsize=None)
 def _registry() -> dict[str, Any]:
     from ..rules import RULES
@@ -108,6 +116,9 @@ def _registry() -> dict[str, Any]:
 def descriptor(rule_id: str) -> dict[str, Any]:
     """A SARIF reportingDescriptor: what the rule checks, what it mirrors upstream, and a link to its section."""
     rule = _registry().get(rule_id)
+    if rule_id in UPSTREAM_RULES:
+        return {"id": rule_id, "name": rule_id, "shortDescription": {"text": UPSTREAM_RULES[rule_id]},
+                "fullDescription": {"text": UPSTREAM_RULES[rule_id]}, "helpUri": UPSTREAM_DOC}
     if rule is None:  # single-key checks (unknown-key, value, hydra...): said by each result's message
         return {"id": rule_id, "name": rule_id, "shortDescription": {"text": rule_id},
                 "helpUri": f"{RULES_DOC}#cross-field-rules"}
@@ -150,7 +161,7 @@ def sarif(groups: Sequence[tuple[Optional[str], Sequence[Issue]]], lang: str, ex
             physical["region"] = {"startLine": line or 1}
             location["physicalLocation"] = physical
             properties = {k: v for k, v in (("key", issue.key), ("suggestion", issue.suggestion),
-                                            ("override", issue.override)) if v}
+                                            ("override", issue.override), ("upstreamSource", issue.source)) if v}
             results.append({"ruleId": rule_id, "level": LEVELS[issue.severity],
                             "message": {"text": message(issue, lang)}, "locations": [location],
                             "properties": properties})

@@ -14,7 +14,7 @@ from typing import Any, Optional
 from ..i18n import render, tr
 from ..launch import LaunchFile, evaluate, read_launch_file
 from ..report import failed, json_report, report
-from . import _output
+from . import _output, _upstream
 from ._args import UsageError, add_common, add_judging_options, choice, hydra_problems
 
 
@@ -47,6 +47,7 @@ def add_check_options(p: argparse.ArgumentParser, lang: str) -> None:
     p.add_argument("--quiet", "-q", action="store_true",
                    help=say(tr("text report: only the errors, the warnings and the verdict line")))
     add_judging_options(p, lang)
+    _upstream.add_options(p, lang)
     p.add_argument("--verl-config-dir", metavar="DIR",
                    help=say(tr("verl's trainer/config directory (default: the installed verl's)")))
     p.add_argument("--verl-version", metavar="VERSION", help=say(tr(
@@ -110,9 +111,11 @@ def check_one(argv: list[str], ns: argparse.Namespace,
               source: Optional[LaunchFile] = None) -> tuple[int, dict[str, Any], Optional[str], list]:
     """Evaluate one launch: (exit status, JSON object, text report or None, issues). Raises EvaluationError."""
     start = time.perf_counter()
+    src = _upstream.sources_of(ns)
     res = evaluate(argv, strict=ns.strict, verl_config_dir=ns.verl_config_dir, model_config=ns.model_config,
                    release=ns.mindspeed_release, launcher=ns.launcher, device_memory_gib=ns.device_memory_gib,
                    verl_version=ns.verl_version, entry=ns.entry, source=source)
+    _upstream.judge(res, ns, src)
     elapsed = time.perf_counter() - start
     fmt = output_format(ns)
     text = report(res, argv, elapsed, ns.lang, ns.fail_on, quiet=getattr(ns, "quiet", False)) if fmt == "text" else None

@@ -804,4 +804,90 @@ MESSAGES: dict[str, str] = {
         '{release}',
     '{a}, {b}':
         '{a}、{b}',
+    "also run MindSpeed's and megatron-core's own Python on the launch, in a subprocess on CPU (a few seconds; repeated launches come from a cache)":
+        '同时在 CPU 上的子进程中对本次启动运行 MindSpeed 和 megatron-core 自己的 Python 代码（几秒钟；重复的启动来自缓存）',
+    'with --upstream: a MindSpeed source folder or release archive (.tar.gz); default: the installed mindspeed':
+        '与 --upstream 一起使用：MindSpeed 源码目录或发布包（.tar.gz）；默认：已安装的 mindspeed',
+    "with --upstream: Megatron-LM's source (folder or archive holding megatron/training); default: one named megatron-lm-training-core_v<line> beside --mindspeed-src, else the installed megatron.training":
+        '与 --upstream 一起使用：Megatron-LM 源码（包含 megatron/training 的目录或发布包）；默认：--mindspeed-src 旁边名为 megatron-lm-training-core_v<line> 的源码，否则为已安装的 megatron.training',
+    'with --upstream: the megatron-core line the MindSpeed source pairs with (0.12.1, 0.16.1); default: from its name (core_r0.12.1), else 0.12.1':
+        '与 --upstream 一起使用：与该 MindSpeed 源码配套的 megatron-core 版本线（0.12.1、0.16.1）；默认：取自其名称（core_r0.12.1），否则为 0.12.1',
+    "with --upstream: the interpreter to run upstream in (an NPU host's own python, with torch_npu); default: this one if it has the right megatron-core, else an environment built once in the cache folder":
+        '与 --upstream 一起使用：运行上游代码的解释器（NPU 主机自己带 torch_npu 的 python）；默认：若当前解释器的 megatron-core 合适则用它，否则用在缓存目录中一次性构建的环境',
+    '--mindspeed-src, --megatron-src, --megatron-core and --upstream-python need --upstream':
+        '--mindspeed-src、--megatron-src、--megatron-core 和 --upstream-python 需要与 --upstream 一起使用',
+    'build (once) the environment check --upstream runs MindSpeed in, per megatron-core line':
+        '（一次性）构建 check --upstream 运行 MindSpeed 所用的环境，每个 megatron-core 版本线一个',
+    "One virtual environment per megatron-core line in the cache folder ({path}): torch's CPU wheel, megatron-core and what Megatron-LM's megatron/training imports. Reused while its requirements are unchanged; your own environment is never touched. Prints each line's python.":
+        '在缓存目录（{path}）中为每个 megatron-core 版本线建一个虚拟环境：torch 的 CPU wheel、megatron-core 以及 Megatron-LM 的 megatron/training 所需的依赖。依赖不变时复用；绝不改动你自己的环境。打印每个版本线的 python。',
+    'megatron-core lines to prepare ({choices}; default: all)':
+        '要准备的 megatron-core 版本线（{choices}；默认：全部）',
+    'unknown megatron-core line {line!r}; choose from {choices}':
+        '未知的 megatron-core 版本线 {line!r}；可选：{choices}',
+    'running MindSpeed {release} on this launch (a few seconds)':
+        '正在对本次启动运行 MindSpeed {release}（几秒钟）',
+    'building the upstream environment for megatron-core {line} in {path} (once, a few minutes)':
+        '正在 {path} 中为 megatron-core {line} 构建上游环境（仅一次，需几分钟）',
+    'upstream environment ready in {seconds} s':
+        '上游环境已就绪，用时 {seconds} 秒',
+    'no upstream environment for megatron-core {line}; known: {choices}':
+        '没有 megatron-core {line} 的上游环境；已知：{choices}',
+    '--upstream-python {path} does not exist':
+        '--upstream-python {path} 不存在',
+    'repatch, parallel state, config build, layer assignment and recompute':
+        'repatch、并行状态、配置构建、层分配和重计算',
+    "repatch and parallel state only (no model config: the config build, layer assignment and recompute need the model's config.json, --model-config)":
+        '仅 repatch 和并行状态（没有模型配置：配置构建、层分配和重计算需要模型的 config.json，即 --model-config）',
+    'see the finding above':
+        '见上面的结果',
+    'upstream: MindSpeed {release} with megatron-core {line} ran {ran} for {roles}: {verdict} ({seconds} s{cached}); {agree}':
+        '上游：MindSpeed {release} 与 megatron-core {line} 为 {roles} 运行了{ran}：{verdict}（{seconds} 秒{cached}）；{agree}',
+    'the hand rules report errors too ({rules})':
+        '手写规则也报告了错误（{rules}）',
+    'upstream is stricter here: no hand rule of verl-mindspeed sees this':
+        '此处上游更严格：verl-mindspeed 没有任何手写规则能发现这一点',
+    "upstream accepts what the hand rules refuse ({rules}): the hand rules are stricter, as each checks what no config build sees (verl's engine, the device count, the checkpoint's weights, a value MindSpeed keeps without effect); docs/rules.md says why for each":
+        '上游接受了手写规则拒绝的内容（{rules}）：手写规则更严格，因为它们检查的是配置构建看不到的东西（verl 的引擎、设备数量、检查点的权重、MindSpeed 保留却不生效的值）；每条规则的理由见 docs/rules.md',
+    'it agrees with the hand rules':
+        '与手写规则一致',
+    'MindSpeed {release} refuses this launch in {stage} ({role}): {exc_type}: {message}':
+        'MindSpeed {release} 在{stage}（{role}）中拒绝了本次启动：{exc_type}: {message}',
+    'raised at {where} (MindSpeed {release}, megatron-core {line}); {stricter}':
+        '抛出位置 {where}（MindSpeed {release}，megatron-core {line}）；{stricter}',
+    'MindSpeed {release} registers no patch of its feature {feature} for this launch, although the launch switches it on: the feature is silently not applied':
+        'MindSpeed {release} 没有为本次启动注册特性 {feature} 的任何补丁，尽管启动参数打开了它：该特性被静默地未应用',
+    'patches it would register: {patches}':
+        '它本应注册的补丁：{patches}',
+    'MindSpeed {release} logged: {text}':
+        'MindSpeed {release} 日志：{text}',
+    'the upstream run could not judge this launch: {exc_type}: {message}':
+        '上游运行无法判定本次启动：{exc_type}: {message}',
+    "a failure of verl-mindspeed's harness, not a verdict on the launch; rerun with VERL_MINDSPEED_ORACLE_DEBUG=1 to see the worker's output":
+        '这是 verl-mindspeed 运行框架的故障，不是对启动配置的判定；设置 VERL_MINDSPEED_ORACLE_DEBUG=1 重新运行以查看工作进程的输出',
+    ', cached':
+        '，来自缓存',
+    '{what} {path} does not exist':
+        '{what} {path} 不存在',
+    '{what} {path} holds no {marker}':
+        '{what} {path} 中没有 {marker}',
+    '--megatron-core {value}: choose one of {choices}':
+        '--megatron-core {value}：请从 {choices} 中选择',
+    'no MindSpeed is installed here: give --mindspeed-src with a MindSpeed source folder or release archive':
+        '本机没有安装 MindSpeed：请用 --mindspeed-src 给出 MindSpeed 源码目录或发布包',
+    "Megatron-LM's megatron/training is not installed here: give --megatron-src with a Megatron-LM source folder or archive of megatron-core {line}":
+        '本机没有安装 Megatron-LM 的 megatron/training：请用 --megatron-src 给出 megatron-core {line} 对应的 Megatron-LM 源码目录或发布包',
+    '{what} {path} is not a readable .tar.gz archive: {reason}':
+        '{what} {path} 不是可读的 .tar.gz 发布包：{reason}',
+    "MindSpeed's repatch":
+        'MindSpeed 的 repatch',
+    "megatron's parallel state":
+        'megatron 的并行状态',
+    'the config build':
+        '配置构建',
+    "megatron's layer assignment":
+        'megatron 的层分配',
+    'the recompute forward':
+        '重计算前向',
+    "MindSpeed's import":
+        'MindSpeed 的导入',
 }

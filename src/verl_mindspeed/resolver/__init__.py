@@ -61,6 +61,10 @@ class Resolution:
     injected: bool = False
     simulation: Optional[Simulation] = None
     """Every role as the era builds it (the dicts given and sent, MindSpeed's namespace, the groups' owner)."""
+    model: Any = None
+    """The model spec the model-aware rules used (``None`` without a readable model config)."""
+    upstream: Optional[dict[str, Any]] = None
+    """What ``check --upstream`` ran: the sources, the interpreter, the verdict and its time."""
 
     @property
     def errors(self) -> list[Issue]:
@@ -94,6 +98,7 @@ class Resolution:
             "launch": {"era": self.era, "injected": self.injected},
             "presets": self.presets,
             "mindspeed_receives": self.receives,
+            **({"upstream": self.upstream} if self.upstream is not None else {}),
         }
 
 

@@ -1,6 +1,6 @@
-"""The oracle worker: runs one MindSpeed release against real megatron-core on CPU, one case per JSON line.
+"""The upstream worker: runs one MindSpeed release against real megatron-core on CPU, one case per JSON line.
 
-    <oracle venv>/bin/python worker.py --mindspeed DIR --megatron DIR --release NAME [--full-scan]
+    <python> _oracle_worker.py --mindspeed DIR --megatron DIR --release NAME [--full-scan]
 
 ``DIR`` for ``--mindspeed`` holds ``mindspeed/``; for ``--megatron`` it holds ``megatron/training`` and
 ``megatron/legacy`` (Megatron-LM's training code, not in the megatron-core wheel; ``megatron`` is a namespace
@@ -547,10 +547,13 @@ def main(argv=None) -> int:
     os.environ.setdefault("PYTORCH_JIT", "0")
     out = sys.stdout
     sys.stdout = sys.stderr  # anything upstream prints must not corrupt the protocol
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, here)
-    import stubs
+    # The stand-ins are this file's sibling, loaded by path: this process never imports verl_mindspeed.
+    import importlib.util
 
+    spec = importlib.util.spec_from_file_location(
+        "_oracle_stubs", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_oracle_stubs.py"))
+    stubs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stubs)
     sys.path.insert(0, opts.megatron)
     sys.path.insert(0, opts.mindspeed)
     stubbed = stubs.install()

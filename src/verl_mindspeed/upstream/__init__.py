@@ -1,0 +1,77 @@
+"""Ground truth on the user's machine: run MindSpeed's and megatron-core's own Python on a launch.
+
+``check --upstream`` and the Hydra callback's ``upstream`` option call :func:`judge` after the normal check.
+It runs, in a subprocess (MindSpeed's patches are process-wide), every role's build in the era's order:
+``repatch`` with the dict verl passes, megatron's parallel state on a single-process fake group, the config
+class the model bridge builds, megatron's layer assignment per stage and virtual chunk, the recompute forward
+over identity layers, and MindSpeed's patch-registration scan. Modules that exist only on an NPU (or a CUDA)
+machine are stand-ins when absent; an installed module is always the real one. No device is initialized.
+
+Public: :func:`judge`, :func:`locate` (the sources), :func:`prepare` (the environment, ``upstream-env``),
+:class:`Pool` (workers and the verdict cache, also driven by the project's conformance tests).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from ..i18n import default_lang, render, tr
+from ._case import case_of, model_kwargs
+from ._env import ensure, envs_dir, python_for, ready, requirements
+from ._findings import HARNESS, RULE, findings
+from ._pool import Pool, Worker, WorkerError, harness_digest
+from ._sources import LINES, SourceError, Sources, cache_root, extract, locate
+
+__all__ = ["HARNESS", "LINES", "Pool", "RULE", "SourceError", "Sources", "Worker", "WorkerError", "cache_root",
+           "case_of", "ensure", "envs_dir", "extract", "judge", "locate", "model_kwargs", "prepare", "python_for",
+           "ready", "requirements"]
+
+_POOL: Optional[Pool] = None
+
+
+def _stderr(text: Any) -> None:
+    print(f"verl-mindspeed: {render(text, default_lang())}", file=sys.stderr, flush=True)
+
+
+def prepare(line: str, progress: Callable[[Any], None] = _stderr) -> Path:
+    """Build (once) the environment for a megatron-core line; its python."""
+    return ensure(line, progress)
+
+
+def judge(res: Any, *, mindspeed_src: Optional[str] = None, megatron_src: Optional[str] = None,
+          megatron_core: Optional[str] = None, python: Optional[str] = None, sources: Optional[Sources] = None,
+          pool: Optional[Pool] = None, progress: Callable[[Any], None] = _stderr) -> None:
+    """Run upstream on a resolved launch and add its findings to ``res.issues``; ``res.upstream`` records
+    what ran. Raises :class:`SourceError` when the sources or the interpreter cannot be found."""
+    global _POOL
+    src = sources or locate(mindspeed_src, megatron_src, megatron_core)
+    exe, exe_from = python_for(src.line, python, progress)
+    sim = res.simulation
+    info: dict[str, Any] = {"release": src.release, "mindspeed": str(src.mindspeed), "megatron": str(src.megatron),
+                            "megatron_core": src.line, "megatron_core_from": src.line_from, "python": str(exe),
+                            "python_from": exe_from}
+    if sim is None or not sim.order:
+        res.upstream = {**info, "verdict": "not-run", "seconds": 0.0}
+        return
+    case = case_of(sim, res.model)
+    if pool is None:
+        _POOL = _POOL or Pool()
+        pool = _POOL
+    start = time.perf_counter()
+    cached = pool.cached(src, exe, case) is not None
+    if not cached:
+        progress(tr("running MindSpeed {release} on this launch (a few seconds)", release=src.release))
+    try:
+        verdict = pool.run(src, exe, [case])[0]
+    except WorkerError as exc:
+        verdict = {"verdict": "harness-error", "exc_type": "WorkerError", "message": f"{exc}: {exc.detail[-300:]}"}
+    seconds = time.perf_counter() - start
+    hand = list(res.issues)
+    res.issues = [*hand, *findings(verdict, sim, release=src.release, line=src.line, hand=hand,
+                                   model_known=res.model is not None, seconds=seconds, cached=cached)]
+    res.upstream = {**info, "verdict": verdict.get("verdict"), "seconds": round(seconds, 3), "cached": cached,
+                    "detail": {k: verdict[k] for k in ("stage", "role", "exc_type", "message", "where", "unapplied")
+                               if k in verdict}}

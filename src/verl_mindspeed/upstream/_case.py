@@ -1,0 +1,114 @@
+"""One launch as the steps an upstream worker executes, read from the simulation of verl's build.
+
+For each role in the era's build order: ``repatch`` with the dict the build hands MindSpeed; Megatron's parallel
+state with the sizes of the role that owns the process groups, before that role's model is built; then the
+config class verl's model bridge builds, from the model's ``config.json`` (as verl's converter maps it,
+``verl/models/mcore/config_converter.py``), the bridge's own values and the role's dict. Without a model
+config only the first two steps run, and the findings say so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..simulate import Simulation
+
+_SILU = {"__func__": "silu"}
+_BF16 = {"__dtype__": "bfloat16"}
+
+
+def model_kwargs(model: Any) -> tuple[str, dict[str, Any]]:
+    """(config class, kwargs) verl's converter makes of a model, before sizes, the bridge and the dict."""
+    kwargs: dict[str, Any] = {
+        "num_layers": model.num_layers, "hidden_size": model.hidden_size, "ffn_hidden_size": model.ffn_hidden_size,
+        "num_attention_heads": model.num_attention_heads, "num_query_groups": model.num_query_groups,
+        "kv_channels": model.head_dim, "activation_func": _SILU, "normalization": "RMSNorm",
+        "gated_linear_unit": True, "add_bias_linear": False, "add_qkv_bias": model.qkv_bias,
+        "qk_layernorm": model.qk_layernorm, "attention_dropout": 0.0, "hidden_dropout": 0.0, "bf16": True,
+        "params_dtype": _BF16, "pipeline_dtype": _BF16, "variable_seq_lengths": True, "masked_softmax_fusion": True,
+        "batch_p2p_comm": False, "overlap_p2p_comm": False, "use_cpu_initialization": False,
+    }
+    if model.is_moe:
+        kwargs.update(num_moe_experts=model.num_experts, moe_router_topk=model.moe_router_topk,
+                      moe_ffn_hidden_size=model.moe_ffn_hidden_size, moe_grouped_gemm=True,
+                      moe_aux_loss_coeff=0.001, moe_router_bias_update_rate=0.001, persist_layer_norm=True,
+                      bias_activation_fusion=True, bias_dropout_fusion=True)
+        if model.shared_expert_intermediate_size:
+            kwargs["moe_shared_expert_intermediate_size"] = model.shared_expert_intermediate_size
+        freq = [1 if model.is_moe_layer(i) else 0 for i in range(model.num_layers)]
+        if not all(freq):
+            kwargs["moe_layer_freq"] = freq
+        if model.is_mla:  # DeepSeek's converter: sigmoid router with expert bias
+            kwargs.update(moe_router_load_balancing_type="seq_aux_loss", moe_router_score_function="sigmoid",
+                          moe_router_pre_softmax=True, moe_router_enable_expert_bias=True, moe_router_dtype="fp64")
+        else:  # Qwen-MoE's converters
+            kwargs.update(moe_router_load_balancing_type="none", moe_router_score_function="softmax",
+                          moe_router_pre_softmax=False)
+    if model.is_mla:
+        kwargs.update(q_lora_rank=model.q_lora_rank, kv_lora_rank=model.kv_lora_rank,
+                      qk_head_dim=model.qk_nope_head_dim, qk_pos_emb_head_dim=model.qk_rope_head_dim,
+                      v_head_dim=model.v_head_dim, rope_type="rope", qk_layernorm=True)
+        if model.max_position_embeddings:
+            kwargs["max_position_embeddings"] = model.max_position_embeddings
+        return "MLATransformerConfig", kwargs
+    return "TransformerConfig", kwargs
+
+
+def switches(sim: Simulation) -> list[str]:
+    """Dict keys the launch sets (the user, or the injected companions) that are on in what MindSpeed receives:
+    a feature they name that registers no patch is a warning."""
+    out: set[str] = set()
+    for build in sim.builds.values():
+        if build.sent is None:
+            continue
+        chosen = set(build.explicit) | (set(build.given) - set(build.otc))
+        out |= {k for k in chosen if build.sent.get(k) not in (None, False, 0, "")}
+    return sorted(out)
+
+
+def case_of(sim: Simulation, model: Any = None, has_repatch: bool = True) -> dict[str, Any]:
+    """The worker's case for a simulated launch (see the module docstring)."""
+    steps: list[dict[str, Any]] = []
+    parallel_done = False
+    for name in sim.order:
+        build = sim.builds[name]
+        if build.sent is not None and has_repatch:
+            steps.append({"op": "repatch", "role": name, "args": _json(build.sent)})
+        if not parallel_done and (sim.owner is None or name == sim.owner):
+            sizes = build.groups or build.megatron
+            steps.append({"op": "parallel", "role": name, "sizes": {
+                "tp": _size(sizes, "tensor"), "pp": _size(sizes, "pipeline"), "vpp": _vpp(sizes), "cp": _size(sizes, "context"),
+                "ep": _size(sizes, "expert"), "etp": _etp(sizes)}})
+            parallel_done = True
+        if model is not None:
+            cls, kwargs = model_kwargs(model)
+            kwargs.update(build.bridge)
+            kwargs.update(build.given)
+            steps.append({"op": "build", "role": name, "cls": cls, "kwargs": _json(kwargs)})
+    return {"steps": steps, "switches": switches(sim)}
+
+
+def _size(sizes: Any, kind: str) -> int:
+    value = sizes.get(f"{kind}_model_parallel_size")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else 1
+
+
+def _vpp(sizes: Any) -> Optional[int]:
+    value = sizes.get("virtual_pipeline_model_parallel_size")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def _etp(sizes: Any) -> Optional[int]:
+    value = sizes.get("expert_tensor_parallel_size")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def _json(value: Any) -> Any:
+    """A value as JSON for the worker (mappings and sequences as containers, anything else as its string)."""
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return {str(k): _json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
