@@ -1,0 +1,141 @@
+"""``check --upstream``: the user's own MindSpeed run on the launch, through the command line a user types.
+
+Each test runs ``verl-mindspeed check`` in-process (its upstream worker is a subprocess) on the repository's
+dense example, against a shared release archive or a copy of one changed the way a future release could be.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import sources
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = str(ROOT / "examples" / "qwen3_8b_dense_grpo.args")
+MODEL = str(ROOT / "tests" / "fixtures" / "models" / "Qwen3-8B")
+RELEASE = "26.1.0_core_r0.12.1"
+OTC = "actor_rollout_ref.actor.megatron.override_transformer_config"
+
+#: A feature a future release might add: it refuses fused RoPE when the patches are registered (which
+#: ``repatch``, verl's only entry into MindSpeed, does) and, differently worded, in ``validate_args`` (which
+#: MindSpeed runs only when it parses Megatron's command line, never on verl's path).
+SYNTHETIC = '''
+from mindspeed.features_manager.feature import MindSpeedFeature
+
+
+class SyntheticReleaseCheck(MindSpeedFeature):
+    def __init__(self):
+        super().__init__("use-fused-rotary-pos-emb", 2)
+
+    def validate_args(self, args):
+        raise AssertionError("synthetic check in validate_args")
+
+    def register_patches(self, patch_manager, args):
+        raise AssertionError("synthetic release: fused RoPE is refused by this release")
+'''
+
+
+def check(capsys, *args: str) -> tuple[int, str, str]:
+    from verl_mindspeed.cli import main
+
+    code = main(["check", "--args-file", EXAMPLE, "--model-config", MODEL, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def archive(release: str) -> str:
+    return str(sources.upstream_dir() / f"{sources.mindspeed_name(release)}.tar.gz")
+
+
+@pytest.fixture(scope="module")
+def synthetic(upstream, tmp_path_factory) -> str:
+    """A copy of a release with one more feature: a release no hand rule has seen."""
+    mindspeed, _ = sources.release_sources(RELEASE)
+    root = tmp_path_factory.mktemp("unseen") / "mindspeed-synthetic-master"
+    shutil.copytree(mindspeed / "mindspeed", root / "mindspeed")
+    manager = root / "mindspeed" / "features_manager"
+    (manager / "synthetic_release_check.py").write_text(SYNTHETIC)
+    with (manager / "__init__.py").open("a") as fh:
+        fh.write("\nfrom mindspeed.features_manager.synthetic_release_check import SyntheticReleaseCheck\n"
+                 "MindSpeedFeaturesManager.FEATURES_LIST.append(SyntheticReleaseCheck())\n")
+    return str(root)
+
+
+def test_an_unseen_release_check_is_an_error_the_hand_rules_cannot_see(capsys, synthetic):
+    _, megatron = sources.release_sources(RELEASE)
+    code, out, _ = check(capsys, "--json")
+    assert code == 0 and json.loads(out)["ok"], "the hand rules alone accept the example"
+    code, out, _ = check(capsys, "--json", "--upstream", "--mindspeed-src", synthetic, "--megatron-src", str(megatron))
+    report = json.loads(out)
+    assert code == 1
+    (found,) = [e for e in report["errors"] if e["rule"] == "upstream"]
+    assert "fused RoPE is refused by this release" in found["message"]
+    assert found["source"].startswith("mindspeed/features_manager/synthetic_release_check.py:")
+    assert "synthetic-master" in found["message"]  # the release, named after the folder given
+    assert report["upstream"]["megatron_core"] == "0.12.1" and report["upstream"]["megatron_core_from"] == "default"
+    assert not any("validate_args" in e["message"] for e in report["errors"])  # never reached on verl's path
+
+
+def test_a_mindspeed_feature_outside_the_catalogue_is_an_upstream_error(capsys, upstream):
+    override = f"+{OTC}.dist_train=True"
+    code, out, _ = check(capsys, override, "--json")
+    plain = json.loads(out)
+    assert code == 0 and any(n["rule"] == "no-hand-rule" for n in plain["notes"])
+    code, out, _ = check(capsys, override, "--json", "--upstream", "--mindspeed-src", archive(RELEASE))
+    report = json.loads(out)
+    assert code == 1
+    (found,) = [e for e in report["errors"] if e["rule"] == "upstream"]
+    assert found["source"].startswith("mindspeed/") and found["source"].rsplit(":", 1)[1].isdigit()
+    assert "no hand rule" in found["hint"]
+    assert report["versions"]["mindspeed_release"] == RELEASE  # the hand rules judged the archive's release
+
+
+def test_a_repeated_launch_comes_from_the_cache_with_the_same_findings(capsys, upstream):
+    args = ("--json", "--upstream", "--mindspeed-src", archive("core_r0.16.0"), f"++{OTC}.use_fused_swiglu=False")
+    first = json.loads(check(capsys, *args)[1])
+    again = json.loads(check(capsys, *args)[1])
+    assert again["upstream"]["cached"] is True
+    assert again["upstream"]["megatron_core"] == "0.16.1" and again["upstream"]["megatron_core_from"] == "name"
+    strip = lambda r: [(i["rule"], i["key"]) for i in r["errors"] + r["warnings"]]  # noqa: E731
+    assert strip(first) == strip(again)
+    (summary,) = [n for n in again["notes"] if n["rule"] == "upstream" and n["message"].startswith("upstream:")]
+    assert "config build" in summary["message"] and "agrees with the hand rules" in summary["message"]
+
+
+def test_every_format_carries_the_upstream_finding(capsys, upstream):
+    args = (f"+{OTC}.dist_train=True", "--upstream", "--mindspeed-src", archive(RELEASE))
+    code, out, _ = check(capsys, *args, "--format", "sarif")
+    results = json.loads(out)["runs"][0]["results"]
+    (found,) = [r for r in results if r["ruleId"] == "upstream"]
+    assert found["properties"]["upstreamSource"].startswith("mindspeed/")
+    assert found["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    code, out, _ = check(capsys, *args, "--format", "github")
+    assert code == 1 and any(line.startswith("::error") and "title=upstream" in line for line in out.splitlines())
+    code, out, _ = check(capsys, *args, "--lang", "zh")
+    assert code == 1 and "拒绝了本次启动" in out and "上游更严格" in out
+
+
+def test_without_a_model_only_the_model_free_steps_run_and_the_report_says_so(capsys, upstream):
+    from verl_mindspeed.cli import main
+
+    code = main(["check", "--args-file", EXAMPLE, "--json", "--upstream", "--mindspeed-src", archive(RELEASE)])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    (summary,) = [n for n in report["notes"] if n["rule"] == "upstream"]
+    assert "repatch and parallel state only" in summary["message"]
+
+
+def test_sources_that_cannot_be_used_are_one_clear_line(capsys, tmp_path):
+    from verl_mindspeed.cli import main
+
+    empty = tmp_path / "mindspeed-empty"
+    empty.mkdir()
+    assert main(["check", "--args-file", EXAMPLE, "--upstream", "--mindspeed-src", str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert "holds no mindspeed/megatron_adaptor.py" in err
+    assert main(["check", "--args-file", EXAMPLE, "--mindspeed-src", str(empty)]) == 2
+    assert "need --upstream" in capsys.readouterr().err
