@@ -139,3 +139,23 @@ def test_sources_that_cannot_be_used_are_one_clear_line(capsys, tmp_path):
     assert "holds no mindspeed/megatron_adaptor.py" in err
     assert main(["check", "--args-file", EXAMPLE, "--mindspeed-src", str(empty)]) == 2
     assert "need --upstream" in capsys.readouterr().err
+
+
+def test_the_callback_stops_the_launch_on_an_upstream_error_before_ray(capsys, upstream, monkeypatch):
+    """``+mindspeed=<preset>`` with ``VERL_MINDSPEED_CHECK_UPSTREAM=1``: the hand rules pass, upstream refuses,
+    verl's driver stops with exit 1; without the variable the same launch goes on."""
+    from verl_mindspeed.compose import compose_argv
+    from verl_mindspeed.integrations.hydra_callback import UPSTREAM_ENV, MindSpeedCallback
+
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", "+mindspeed=dense",
+            f"+{OTC}.dist_train=True"]
+    cfg = compose_argv(argv).cfg
+    MindSpeedCallback(quiet=True, mindspeed_src=archive(RELEASE)).on_run_start(cfg)  # the hand rules pass
+    assert "upstream" not in capsys.readouterr().out
+    monkeypatch.setenv(UPSTREAM_ENV, "1")
+    cfg = compose_argv(argv).cfg
+    with pytest.raises(SystemExit) as stopped:
+        MindSpeedCallback(quiet=True, mindspeed_src=archive(RELEASE)).on_run_start(cfg)
+    assert stopped.value.code == 1
+    err = capsys.readouterr().err
+    assert "refuses this launch" in err and "stopping before Ray starts" in err

@@ -14,13 +14,17 @@ check against), ``strict`` (unknown keys far from any known key are errors too),
 HF config.json or its directory, for the model-aware checks; default: ``actor_rollout_ref.model.path``
 when it exists on this machine), ``quiet`` (print only errors and warnings), ``lang`` (``en`` or ``zh``;
 default: from ``LC_ALL`` / ``LANG``), ``guard`` (turn on the runtime guard of :mod:`.guard` in every Ray
-worker; also on when ``VERL_MINDSPEED_GUARD=1`` is set here).
+worker; also on when ``VERL_MINDSPEED_GUARD=1`` is set here), ``upstream`` (also run the installed MindSpeed
+and megatron-core on the launch, as ``check --upstream`` does, in a subprocess of verl's driver before Ray
+starts; an upstream error stops the launch; also on when ``VERL_MINDSPEED_CHECK_UPSTREAM=1`` is set here),
+``mindspeed_src``, ``megatron_src``, ``upstream_python`` (as ``check``'s options of the same names).
 
 Imports neither torch nor verl: verl's config directory is located without importing verl.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Any, Optional
@@ -34,25 +38,32 @@ CALLBACK_KEY = "hydra.callbacks.verl_mindspeed"
 TARGET = "verl_mindspeed.integrations.hydra_callback.MindSpeedCallback"
 #: The override that installs the callback without a preset; ``++`` so that it also works after one.
 INSTALL_OVERRIDE = f"++{CALLBACK_KEY}._target_={TARGET}"
+#: Set to 1 in verl's driver environment to run upstream as with the callback's ``upstream=true``.
+UPSTREAM_ENV = "VERL_MINDSPEED_CHECK_UPSTREAM"
 
 
 class MindSpeedCallback(Callback):
     def __init__(self, release: Optional[str] = None, strict: bool = False,
                  model_config: Optional[str] = None, quiet: bool = False, lang: Optional[str] = None,
-                 guard: bool = False) -> None:
+                 guard: bool = False, upstream: bool = False, mindspeed_src: Optional[str] = None,
+                 megatron_src: Optional[str] = None, upstream_python: Optional[str] = None) -> None:
         self.release = release
         self.strict = bool(strict)
         self.model_config = model_config
         self.quiet = bool(quiet)
         self.lang = lang if lang in LANGS else default_lang()
         self.guard = bool(guard)
+        self.upstream = bool(upstream) or os.environ.get(UPSTREAM_ENV) == "1"
+        self.upstream_options = {"mindspeed_src": mindspeed_src, "megatron_src": megatron_src,
+                                 "python": upstream_python}
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         start = time.perf_counter()
         overrides = _task_overrides(config)
         try:
             res = validate_and_inject(config, overrides, release=self.release, strict=self.strict,
-                                      model_config=self.model_config)
+                                      model_config=self.model_config,
+                                      upstream=self.upstream_options if self.upstream else None)
         except Exception as exc:  # noqa: BLE001 - never let a bug of ours pass silently as a Hydra warning
             message = tr("could not check this launch: {error}; stopping before Ray starts", error=repr(exc))
             print(f"verl-mindspeed: {render(message, self.lang)}", file=sys.stderr, flush=True)
@@ -81,10 +92,12 @@ class MindSpeedCallback(Callback):
 
 
 def validate_and_inject(cfg: DictConfig, overrides: list[str], *, release: Optional[str] = None,
-                        strict: bool = False, model_config: Optional[str] = None):
+                        strict: bool = False, model_config: Optional[str] = None,
+                        upstream: Optional[dict[str, Any]] = None):
     """Resolve ``cfg`` (a composed verl config), inject the normalized dicts into it, return the Resolution.
 
-    Injection happens only when there is no error, so a failing launch leaves ``cfg`` untouched.
+    ``upstream`` (the keyword arguments of :func:`verl_mindspeed.upstream.judge`) also runs MindSpeed itself on
+    the launch. Injection happens only when there is no error, so a failing launch leaves ``cfg`` untouched.
     """
     from ..launch import resolve_launch
     from ..compose import find_verl_tree
@@ -95,8 +108,17 @@ def validate_and_inject(cfg: DictConfig, overrides: list[str], *, release: Optio
         tree = find_verl_tree()
     except EvaluationError:
         tree = None
+    sources = None
+    if upstream is not None:  # the release the sources name is the one the hand rules judge too
+        from .. import upstream as run_upstream
+        from ..catalog import universe
+
+        sources = run_upstream.locate(upstream.get("mindspeed_src"), upstream.get("megatron_src"))
+        release = release or universe.canonical_release(sources.release)
     res = resolve_launch(cfg, overrides, tree, _config_name(cfg), strict=strict, release=release,
                          model_config=model_config)
+    if sources is not None:
+        run_upstream.judge(res, sources=sources, python=upstream.get("python"))
     if res.ok:
         inject(cfg, res)
     return res

@@ -413,7 +413,17 @@ class Oracle:
         from megatron.core.transformer import transformer_config
 
         cls = getattr(transformer_config, cls_name)
-        return cls(**decode(kwargs))
+        kwargs = decode(kwargs)
+        extra = sorted(k for k in kwargs if k not in inspect.signature(cls).parameters)
+        if extra and not hasattr(cls.__init__, "__wrapped__"):
+            # No MindSpeed __init__ wrapper takes the fields the config class lacks (releases before 2.2.0): build
+            # what verl really builds, a subclass carrying them, as Megatron-Bridge's GPTModelProvider does
+            # (seq_length, position_embedding_type...). verl's converter and mbridge never pass unknown keywords.
+            import typing
+
+            cls = dataclasses.make_dataclass(cls.__name__, [(k, typing.Any, dataclasses.field(default=None))
+                                                            for k in extra], bases=(cls,))
+        return cls(**kwargs)
 
     def _stages(self, config):
         """Layers per (pipeline rank, virtual chunk), from megatron's own ``get_num_layers_to_build``."""
