@@ -30,52 +30,14 @@ from typing import Any, Optional
 
 import sources
 import verl_side
+from verl_mindspeed.rules import beyond
 
 A = "actor_rollout_ref.actor.megatron"
-#: Checks the project makes on purpose although MindSpeed and megatron-core accept the configuration.
-#: Keep this list honest and short: every entry says why the stricter verdict is right.
-DELIBERATE = {
-    "unknown-key": "a key nothing reads (typo): MindSpeed keeps it silently, the run silently lacks the option",
-    "unknown-megatron-key": "verl refuses it later when the section becomes a dataclass, after Ray starts",
-    "batch-divisibility": "verl's trainer asserts batch sizes against the device count at run time, outside "
-                          "the config path the oracle runs",
-    "model-parallel-divides-world": "device counts: the oracle builds the smallest world the sizes allow",
-    "expert-parallel-divides-world": "device counts: the oracle builds the smallest world the sizes allow",
-    "mbridge-vpp": "verl's own NPU restriction (mbridge with VPP), raised by verl's engine, not by MindSpeed",
-    "model-layers-pp": "megatron floors num_layers / PP silently: the model built has fewer layers than the "
-                       "checkpoint",
-    "model-noop-layers": "no-op layers the model's num_layers does not count replace layers of the checkpoint: "
-                         "the weight loader fails or loads the wrong layers, after the config the oracle builds",
-    "model-mla": "MLA switches or dimensions that differ from config.json build a model the checkpoint's weights "
-                 "cannot be loaded into (the weight loader, after the config the oracle builds)",
-    "role-sizes-agree": "verl reuses the first engine's parallel state for every later role without a check: the "
-                        "silent layout change is the failure (the oracle confirms nothing raises)",
-    "dict-sizes-agree": "verl copies a parallel size of the dict over the engine's on the model's config while the "
-                        "process groups keep the engine's (verl/workers/engine/megatron/transformer_impl.py "
-                        "_build_tf_config): no config check sees it, the model is split for one size and run on another",
-    "cp-algo-release": "the release has no code for the algorithm: MindSpeed accepts the string without argparse "
-                       "and registers no CP attention for it",
-}
-#: Warnings the project gives that the oracle cannot see: it reports unregistered patches of switches, not
-#: values that select nothing. Each says why the warning is still right.
-DOCUMENTED_WARNINGS = {
-    "cp-algo-without-cp": "context_parallel_algo only selects among CP patches, which need context_parallel_size > 1",
-    "recompute-method-without-granularity": "megatron reads recompute_method/num_layers only under a granularity",
-    "flash-attn-off": "use_flash_attn=False (or absent where verl adds no default): MindSpeed never registers its "
-                      "fused attention; a legal setting with a cost, which the oracle cannot see",
-    "moe-async-comm-alone": "moe_permutation_async_comm=True without a feature that reads it: a legal key with no "
-                            "effect, which the oracle cannot see",
-    "mc2-requires-sp-tp": "as a warning (2.2.0, 2.3.0, core_r0.16.0): MindSpeed itself warns in mc2.py validate_args "
-                          "and runs without MC2; the oracle records exceptions and unapplied patches, not warnings.warn",
-    "mc2-conflicts": "as a warning, MC2 on a MoE model: MindSpeed's MC2 documentation says it is not for MoE models; "
-                     "no code path checks it",
-    "dict-sizes-agree": "as a warning, sequence_parallel in the dict overriding the engine's: legal, the model is "
-                        "built with the dict's value, which no config check compares",
-    "moe-dispatcher-variable-seq": "as a warning, when the model is unknown: megatron refuses the dispatcher on a MoE "
-                                   "model only, and without a model the check cannot tell",
-    "model-memory": "the planner's estimate of the peak device memory against the device's capacity: nothing "
-                    "upstream checks it, the failure is an out-of-memory after the weights are loaded",
-}
+#: Checks the project makes on purpose although MindSpeed and megatron-core accept the configuration, and the
+#: warnings it gives that the oracle cannot see: the project's one list, with each reason
+#: (``verl_mindspeed.rules.beyond``, which ``check --upstream`` also reads).
+DELIBERATE = beyond.ERRORS
+DOCUMENTED_WARNINGS = beyond.WARNINGS
 CLASSES = ("agree", "stricter-documented", "noted-uncovered", "oracle-environment", "project-stricter",
            "project-missed", "severity-mismatch")
 #: Dict-carried megatron fields verl's engine also sets, which users repeat in the dict (values to draw from).

@@ -846,8 +846,6 @@ MESSAGES: dict[str, str] = {
         '手写规则也报告了错误（{rules}）',
     'upstream is stricter here: no hand rule of verl-mindspeed sees this':
         '此处上游更严格：verl-mindspeed 没有任何手写规则能发现这一点',
-    "upstream accepts what the hand rules refuse ({rules}): the hand rules are stricter, as each checks what no config build sees (verl's engine, the device count, the checkpoint's weights, a value MindSpeed keeps without effect); docs/rules.md says why for each":
-        '上游接受了手写规则拒绝的内容（{rules}）：手写规则更严格，因为它们检查的是配置构建看不到的东西（verl 的引擎、设备数量、检查点的权重、MindSpeed 保留却不生效的值）；每条规则的理由见 docs/rules.md',
     'it agrees with the hand rules':
         '与手写规则一致',
     'MindSpeed {release} refuses this launch in {stage} ({role}): {exc_type}: {message}':
@@ -890,4 +888,52 @@ MESSAGES: dict[str, str] = {
         '重计算前向',
     "MindSpeed's import":
         'MindSpeed 的导入',
+    'upstream accepts what the hand rules refuse; the hand rules are stricter: {reasons}':
+        '上游接受了手写规则拒绝的内容；手写规则更严格：{reasons}',
+    '{rule}: {reason}':
+        '{rule}：{reason}',
+    'no recorded reason: the hand rule may be wrong here, please report it':
+        '没有记录的理由：此处手写规则可能有误，请报告',
+    'a key nothing reads (a typo): MindSpeed keeps it silently and the run silently lacks the option':
+        '没有任何代码读取的键（拼写错误）：MindSpeed 静默保留它，运行时静默地缺少该选项',
+    'verl refuses it later, when the section becomes a dataclass, after Ray starts':
+        'verl 稍后在把该节转换为 dataclass 时拒绝它，那时 Ray 已经启动',
+    "verl's trainer asserts batch sizes against the device count at run time, outside the config path upstream runs":
+        'verl 的 trainer 在运行时根据设备数断言批大小，不在上游运行的配置路径之内',
+    'device counts: the upstream run builds the smallest world the sizes allow':
+        '设备数量：上游运行只构建并行大小所允许的最小进程规模',
+    "verl's own NPU restriction (mbridge with VPP), raised by verl's engine, not by MindSpeed":
+        'verl 自己的 NPU 限制（mbridge 与 VPP），由 verl 的引擎抛出，而不是 MindSpeed',
+    'megatron floors num_layers / PP silently: the model built has fewer layers than the checkpoint':
+        'megatron 静默地对 num_layers / PP 向下取整：构建出的模型层数少于检查点',
+    "no-op layers that the model's num_layers does not count replace layers of the checkpoint: the weight loader fails or loads the wrong layers, after the config is built":
+        '模型 num_layers 未计入的空操作层会顶替检查点中的层：配置构建之后，权重加载失败或加载到错误的层',
+    "MLA switches or dimensions that differ from config.json build a model the checkpoint's weights cannot be loaded into (the weight loader, after the config is built)":
+        '与 config.json 不一致的 MLA 开关或维度会构建出无法加载检查点权重的模型（在配置构建之后的权重加载阶段）',
+    "verl reuses the first engine's parallel state for every later role without a check: the silent layout change is the failure, and nothing raises":
+        'verl 不加检查地让之后的每个角色复用第一个引擎的并行状态：静默的布局变化就是故障，且不会抛出任何异常',
+    "verl copies a parallel size of the dict over the engine's on the model's config while the process groups keep the engine's: no config check sees it, and the model is split for one size and run on another":
+        'verl 把字典中的并行大小覆盖到模型配置上，而进程组仍用引擎的大小：没有任何配置检查能发现，模型按一种大小切分却按另一种运行',
+    'the release has no code for the algorithm: MindSpeed accepts the string without argparse and registers no CP attention for it':
+        '该版本没有这个算法的代码：MindSpeed 不经 argparse 接受这个字符串，也不为它注册任何 CP 注意力',
+    'context_parallel_algo only selects among CP patches, which need context_parallel_size > 1':
+        'context_parallel_algo 只在 CP 补丁之间做选择，而这些补丁需要 context_parallel_size > 1',
+    'megatron reads recompute_method and recompute_num_layers only under a granularity':
+        'megatron 只有在设置了重计算粒度时才读取 recompute_method 和 recompute_num_layers',
+    'use_flash_attn=False (or absent where verl adds no default): MindSpeed never registers its fused attention; a legal setting with a cost':
+        'use_flash_attn=False（或在 verl 不加默认值时缺省）：MindSpeed 从不注册其融合注意力；合法但有代价的设置',
+    'moe_permutation_async_comm=True without a feature that reads it: a legal key with no effect':
+        'moe_permutation_async_comm=True 但没有读取它的特性：合法但不生效的键',
+    'as a warning (2.2.0, 2.3.0, core_r0.16.0): MindSpeed itself warns in mc2.py validate_args and runs without MC2':
+        '作为告警（2.2.0、2.3.0、core_r0.16.0）：MindSpeed 自己在 mc2.py 的 validate_args 中告警，并在没有 MC2 的情况下运行',
+    "as a warning, MC2 on a MoE model: MindSpeed's MC2 documentation says it is not for MoE models; no code path checks it":
+        '作为告警，MoE 模型上的 MC2：MindSpeed 的 MC2 文档说明它不适用于 MoE 模型；没有代码路径检查这一点',
+    "as a warning, sequence_parallel in the dict overriding the engine's: legal, the model is built with the dict's value, which no config check compares":
+        '作为告警，字典中的 sequence_parallel 覆盖引擎的取值：合法，模型按字典中的值构建，没有配置检查会比较它们',
+    'as a warning, when the model is unknown: megatron refuses the dispatcher on a MoE model only, and without a model the check cannot tell':
+        '作为告警，在模型未知时：megatron 只在 MoE 模型上拒绝该分发器，没有模型时无法判断',
+    "the planner's estimate of the peak device memory against the device's capacity: nothing upstream checks it; the failure is an out-of-memory after the weights are loaded":
+        '规划器对设备峰值显存的估计与设备容量的比较：上游没有任何检查；故障表现为权重加载之后的显存不足',
+    'Hydra or verl refuses it before MindSpeed is called: the upstream run starts where verl hands MindSpeed the dicts':
+        'Hydra 或 verl 在调用 MindSpeed 之前就拒绝了它：上游运行从 verl 把字典交给 MindSpeed 的地方开始',
 }

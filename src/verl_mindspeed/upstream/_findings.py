@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 
 from ..errors import Issue
 from ..i18n import tr
+from ..rules import beyond
 from ..rules._base import error, note, warning
 from ..simulate import Simulation
 
@@ -95,9 +96,13 @@ def _summary(kind: Optional[str], sim: Simulation, release: str, line: str, hand
     if kind == "error" or kind == "harness-error":
         agree = tr("see the finding above")
     elif hand_errors:
-        agree = tr("upstream accepts what the hand rules refuse ({rules}): the hand rules are stricter, as each "
-                   "checks what no config build sees (verl's engine, the device count, the checkpoint's weights, a "
-                   "value MindSpeed keeps without effect); docs/rules.md says why for each", rules=", ".join(hand_errors))
+        reasons = [tr("{rule}: {reason}", rule=rule, reason=beyond.why(rule) or tr(
+            "no recorded reason: the hand rule may be wrong here, please report it")) for rule in hand_errors]
+        joined = reasons[0]
+        for reason in reasons[1:]:
+            joined = tr("{a}; {b}", a=joined, b=reason)
+        agree = tr("upstream accepts what the hand rules refuse; the hand rules are stricter: {reasons}",
+                   reasons=joined)
     else:
         agree = tr("it agrees with the hand rules")
     key = sim.builds[sim.order[0]].otc_path if sim.order else "mindspeed"
