@@ -936,4 +936,22 @@ MESSAGES: dict[str, str] = {
         '规划器对设备峰值显存的估计与设备容量的比较：上游没有任何检查；故障表现为权重加载之后的显存不足',
     'Hydra or verl refuses it before MindSpeed is called: the upstream run starts where verl hands MindSpeed the dicts':
         'Hydra 或 verl 在调用 MindSpeed 之前就拒绝了它：上游运行从 verl 把字典交给 MindSpeed 的地方开始',
+    'a number read from the environment is a string: verl passes it on as one; decode it, quoted for Hydra, e.g. {example}':
+        '从环境变量读取的数字是字符串：verl 会原样传下去；请解码，并按 Hydra 的要求加引号，例如 {example}',
+    '{key}={raw} does not resolve: the environment variable {name} is not set, and verl resolves the whole config in its TaskRunner, after Ray starts':
+        '{key}={raw} 无法解析：环境变量 {name} 未设置，而 verl 会在 Ray 启动之后于其 TaskRunner 中解析整个配置',
+    "set {name} in the launch's environment, or give a default: ${{oc.env:{name},<default>}}":
+        '在启动环境中设置 {name}，或给出默认值：${{oc.env:{name},<默认值>}}',
+    '{key}={raw} does not resolve: there is no key {name}, and verl resolves the whole config in its TaskRunner, after Ray starts':
+        '{key}={raw} 无法解析：不存在键 {name}，而 verl 会在 Ray 启动之后于其 TaskRunner 中解析整个配置',
+    'point the interpolation at an existing key, or write the value itself':
+        '让插值指向已存在的键，或直接写出取值',
+    '{key}={raw} does not resolve: {reason}':
+        '{key}={raw} 无法解析：{reason}',
+    'write the value itself instead of the interpolation':
+        '直接写出取值，而不是使用插值',
+    '{hint}; keys that refer to it fail too: {keys}':
+        '{hint}；引用它的键也会失败：{keys}',
+    '{n} interpolation(s) use a resolver this check does not have (registered by Hydra or verl at run time) and are not judged: {keys}':
+        '{n} 个插值使用了本检查没有的解析器（由 Hydra 或 verl 在运行时注册），未做判定：{keys}',
 }

@@ -11,11 +11,14 @@ from ..catalog import universe
 from ..errors import Issue
 from ..i18n import tr
 from ..rules._base import error, fmt
+from ._interpolation import unresolved
 from ._values import check_arg, check_flag, suggested_value
 
 
 def preflight_issues(cfg: DictConfig) -> Iterable[Issue]:
-    """Config-wide slips: a preset group that Hydra did not find became a plain key."""
+    """Config-wide slips: a preset group that Hydra did not find became a plain key; interpolations verl cannot
+    resolve."""
+    yield from unresolved(cfg)
     stray = cfg.get("mindspeed") if isinstance(cfg, DictConfig) else None
     if stray is not None and not isinstance(stray, DictConfig):
         yield error(
@@ -33,9 +36,19 @@ def check_megatron_values(prefix: str, megatron: dict[str, Any]) -> list[Issue]:
             problem = check_flag(flag, megatron[flag.name])
             if problem:
                 fix = suggested_value(problem, megatron[flag.name], flag.minimum)
+                hint = tr("a number read from the environment is a string: verl passes it on as one; decode it, "
+                          "quoted for Hydra, e.g. {example}",
+                          example=f"{prefix}.{flag.name}='${{oc.decode:${{oc.env:NAME}}}}'") \
+                    if _numeric_text(megatron[flag.name]) else ""
                 issues.append(error(f"{prefix}.{flag.name}", tr("{name} {problem}", name=flag.name, problem=problem),
-                                    "value", override=None if fix is None else f"{prefix}.{flag.name}={fmt(fix)}"))
+                                    "value", hint=hint,
+                                    override=None if fix is None else f"{prefix}.{flag.name}={fmt(fix)}"))
     return issues
+
+
+def _numeric_text(value: Any) -> bool:
+    """A string that reads as a number or a truth value: what ``${oc.env:X}`` gives for a size or a switch."""
+    return isinstance(value, str) and value.strip().lower().lstrip("-").isdigit() or value in ("true", "false")
 
 
 def check_otc_values(prefix: str, otc: dict[str, Any], release: str) -> list[Issue]:

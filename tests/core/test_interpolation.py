@@ -1,0 +1,46 @@
+"""Interpolations verl resolves inside its TaskRunner, after Ray starts: the check resolves them first."""
+
+from __future__ import annotations
+
+import json
+
+from verl_mindspeed.cli import main
+
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
+TP = "actor_rollout_ref.actor.megatron.tensor_model_parallel_size"
+
+
+def check(capsys, *argv: str) -> tuple[int, dict]:
+    code = main(["check", "--json", *BASE, *argv])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_an_unset_environment_variable_is_an_error_at_the_key_that_reads_it(capsys, monkeypatch, base_cfg):
+    monkeypatch.delenv("VMS_TEST_PROJECT", raising=False)
+    code, report = check(capsys, "trainer.project_name=${oc.env:VMS_TEST_PROJECT}")
+    assert code == 1
+    (found,) = [e for e in report["errors"] if e["rule"] == "interpolation"]
+    assert found["key"] == "trainer.project_name" and "VMS_TEST_PROJECT is not set" in found["message"]
+    assert "${oc.env:VMS_TEST_PROJECT,<default>}" in found["hint"]
+    assert "trainer.default_local_dir" in found["hint"]  # what refers to it is named, not reported again
+    monkeypatch.setenv("VMS_TEST_PROJECT", "demo")
+    assert check(capsys, "trainer.project_name=${oc.env:VMS_TEST_PROJECT}")[0] == 0
+    monkeypatch.delenv("VMS_TEST_PROJECT")
+    assert check(capsys, "trainer.project_name=${oc.env:VMS_TEST_PROJECT,demo}")[0] == 0
+
+
+def test_an_interpolation_to_a_missing_key_is_an_error(capsys, base_cfg):
+    code, report = check(capsys, "trainer.experiment_name=${trainer.no_such_key}")
+    assert code == 1
+    (found,) = [e for e in report["errors"] if e["rule"] == "interpolation"]
+    assert found["key"] == "trainer.experiment_name" and "trainer.no_such_key" in found["message"]
+
+
+def test_a_size_read_from_the_environment_is_a_string_and_the_hint_decodes_it(capsys, monkeypatch, base_cfg):
+    monkeypatch.setenv("VMS_TEST_TP", "2")
+    code, report = check(capsys, f"{TP}=${{oc.env:VMS_TEST_TP}}")
+    assert code == 1
+    (found,) = [e for e in report["errors"] if e["key"] == TP]
+    assert "'2' (str)" in found["message"] and "oc.decode" in found["hint"]
+    fixed = found["hint"].rsplit("e.g. ", 1)[1].replace("NAME", "VMS_TEST_TP")
+    assert check(capsys, fixed)[0] == 0  # the hint's form, pasted, passes Hydra's parser and the check
