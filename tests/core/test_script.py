@@ -169,3 +169,19 @@ def test_the_shipped_example_scripts_read(tmp_path):
         assert found.kind == "script" and found.entry.startswith("verl.") and len(found.argv) > 50, path.name
         assert all(loc.file == str(path) for loc in found.locations)
         assert not [i for i in found.issues if i.severity == "error"], path.name
+
+
+def test_a_sourced_file_is_read_when_found_and_named_when_not(tmp_path):
+    (tmp_path / "env.sh").write_text("MODEL_PATH=/models/Qwen3-8B\nexport NNODES=2\n")
+    found = launch(tmp_path, """
+        source env.sh
+        python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=$MODEL_PATH trainer.nnodes=$NNODES
+    """)
+    assert found.argv == ["actor_rollout_ref.model.path=/models/Qwen3-8B", "trainer.nnodes=2"] and not found.issues
+    found = launch(tmp_path, """
+        . ./cluster_env.sh
+        python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=$MODEL_PATH
+    """)
+    (unset,) = found.issues
+    assert "$MODEL_PATH is not set" in str(unset.message)
+    assert "./cluster_env.sh (line 1)" in str(unset.hint) and "not found here" in str(unset.hint)

@@ -2,7 +2,7 @@
 
 A *script* (``.sh``/``.bash``, a ``#!`` line, or any file holding a ``python -m`` launch) is read the way bash
 would run it up to its launch line: ``\\`` continuations, quotes, comments, ``X=1`` / ``export X=1`` /
-``X=${X:-default}`` assignments (the environment first, as in bash), arrays ``A=(...)`` spliced with
+``X=${X:-default}`` assignments (the environment first, as in bash), ``source FILE`` (read when found), arrays ``A=(...)`` spliced with
 ``"${A[@]}"``, ``$((arithmetic))``. The launch is the ``python3 -m MODULE ...`` command (also ``python``,
 ``torchrun ... -m``, ``coverage run ... -m``, ``ray job submit ... -- python3 -m``); its module becomes the entry. Words are
 split by :mod:`shlex`; expansions are done by :mod:`._shell`. Every argument keeps its file and line.
@@ -68,10 +68,12 @@ def read_launch_file(path: str, environ: Optional[Mapping[str, str]] = None) -> 
 
 
 class _Script:
-    def __init__(self, path: str, lines: list[str], environ: dict[str, str]):
-        self.path, self.lines = path, lines
+    def __init__(self, path: str, lines: list[str], environ: dict[str, str], depth: int = 0):
+        self.path, self.lines, self.depth = path, lines, depth
         self.shell = Expander(environ)
         self.launches: list[tuple[str, list[Word], int]] = []
+        self.unread: list[tuple[str, int]] = []
+        """Files the script sources that were not found here (their variables are unknown), with the line."""
 
     def run(self) -> Optional[LaunchFile]:
         i = 0
@@ -170,6 +172,9 @@ class _Script:
                 self.shell.variables[name] = before + value
                 self.shell.taint[name] = word.marks
             return
+        if words[0].text in ("source", ".") and len(words) > 1:
+            self._source(words[1])
+            return
         if words[0].text == "unset":
             for word in words[1:]:
                 self.shell.variables.pop(word.text, None)
@@ -178,6 +183,25 @@ class _Script:
         found = _launch(words)
         if found is not None:
             self.launches.append(found)
+
+    def _source(self, word: Word) -> None:
+        """``source FILE`` / ``. FILE``: its assignments are read as bash would run them (FILE relative to the
+        working folder, else to the script's folder); a file not found here is remembered for the messages."""
+        given = Path(word.text).expanduser()
+        candidates = [given] if given.is_absolute() else [given, Path(self.path).parent / given]
+        found = next((c for c in candidates if c.is_file()), None)
+        if found is None or self.depth >= 8:
+            self.unread.append((word.text, word.line))
+            return
+        try:
+            lines = found.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            self.unread.append((word.text, word.line))
+            return
+        sourced = _Script(str(found), lines, {}, self.depth + 1)
+        sourced.shell = self.shell  # one shell: what the sourced file assigns, the script sees
+        sourced.run()
+        self.unread += sourced.unread
 
     # --- the launch -----------------------------------------------------------------------------
     def _splice(self, word: Word) -> list[Word]:
@@ -196,20 +220,25 @@ class _Script:
             argv.append(word.text)
             locations.append(Location(self.path, word.line))
             for mark in word.marks:
-                issue = _mark_issue(word.text, mark, self.path)
+                issue = _mark_issue(word.text, mark, self.path, self.unread)
                 if issue is not None:
                     issues.append(issue)
         return LaunchFile(self.path, argv, locations, module, issues, "script")
 
 
-def _mark_issue(arg: str, mark, path: str) -> Optional[Issue]:
+def _mark_issue(arg: str, mark, path: str, unread: list[tuple[str, int]] = ()) -> Optional[Issue]:
     key = split_override(arg)[1] or arg
     where = Location(path, mark.line)
     if mark.kind == "unset":
+        hint = tr("set {name} in the environment or give it a default in the script: ${{{name}:-value}}",
+                  name=mark.name)
+        if unread:
+            files = ", ".join(f"{name} (line {line})" for name, line in unread)
+            hint = tr("the script sources {files}, not found here, so what it sets is unknown to the check: run the "
+                      "check where that file is, or set {name} in the environment", files=files, name=mark.name)
         return Issue("error", key, tr("${name} is not set (no value in the script or the environment, no default): "
                                       "the argument becomes '{arg}'", name=mark.name, arg=arg),
-                     tr("set {name} in the environment or give it a default in the script: ${{{name}:-value}}",
-                        name=mark.name), rule="unset-variable", location=where)
+                     hint, rule="unset-variable", location=where)
     if mark.kind in ("command", "unsupported"):
         return Issue("note", key, tr("{text} is not run by the check; the argument is checked as '{arg}'",
                                      text=mark.text, arg=arg), rule="shell-not-run", location=where)
