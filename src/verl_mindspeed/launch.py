@@ -165,12 +165,16 @@ def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
         return None, []
     if not explicit:
         path = str(Path(path).expanduser()) if path.startswith("~") else path
-    if not explicit and not _exists(path):
-        return None, [issue("note", key, tr("model-aware checks skipped: the model path {path} does not exist on "
-                                            "this machine (give its config.json with --model-config)", path=path),
-                            "model")]
     from .model import load_model_spec
-    from .model.hf import SUPPORTED_ARCHITECTURES
+    from .model.hf import SUPPORTED_ARCHITECTURES, hub_cache_config
+
+    if not explicit and not _exists(path):
+        cached = hub_cache_config(path)
+        if cached is None:
+            return None, [issue("note", key, tr("model-aware checks skipped: the model path {path} does not exist on "
+                                                "this machine, nor in the Hugging Face cache (give its config.json "
+                                                "with --model-config)", path=path), "model")]
+        path = str(cached.parent)
 
     spec, note = load_model_spec(path)
     problem = _spec_problem(spec) if spec is not None else note

@@ -44,3 +44,23 @@ def test_a_size_read_from_the_environment_is_a_string_and_the_hint_decodes_it(ca
     assert "'2' (str)" in found["message"] and "oc.decode" in found["hint"]
     fixed = found["hint"].rsplit("e.g. ", 1)[1].replace("NAME", "VMS_TEST_TP")
     assert check(capsys, fixed)[0] == 0  # the hint's form, pasted, passes Hydra's parser and the check
+
+
+def test_a_hub_id_is_read_from_the_local_hugging_face_cache(capsys, monkeypatch, tmp_path, base_cfg):
+    """verl loads ``Qwen/Qwen3-8B`` from the hub cache; so do the model-aware checks, and say where from."""
+    import shutil
+
+    from helpers import ROOT
+
+    snapshot = tmp_path / "hub" / "models--Qwen--Qwen3-8B" / "snapshots" / "0123abc"
+    snapshot.mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "fixtures" / "models" / "Qwen3-8B" / "config.json", snapshot / "config.json")
+    (snapshot.parent.parent / "refs").mkdir()
+    (snapshot.parent.parent / "refs" / "main").write_text("0123abc")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    code, report = check(capsys, "actor_rollout_ref.model.path=Qwen/Qwen3-8B")
+    (used,) = [n for n in report["notes"] if n["rule"] == "model"]
+    assert "Qwen3ForCausalLM" in used["message"] and "0123abc" in used["message"]
+    code, report = check(capsys, "actor_rollout_ref.model.path=Qwen/Qwen3-14B")
+    (skipped,) = [n for n in report["notes"] if n["rule"] == "model"]
+    assert "nor in the Hugging Face cache" in skipped["message"]

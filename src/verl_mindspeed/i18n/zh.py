@@ -717,9 +717,9 @@ MESSAGES: dict[str, str] = {
         "模型配置中的 {field}={value!r} 大于 {most}，超出任何真实模型的规模",
     "cannot read {path}: {reason}": "无法读取 {path}：{reason}",
     "model-aware checks skipped: {reason}": "已跳过模型相关的检查：{reason}",
-    "model-aware checks skipped: the model path {path} does not exist on this machine (give its config.json with "
-    "--model-config)":
-        "已跳过模型相关的检查：模型路径 {path} 在本机上不存在（可用 --model-config 指定它的 config.json）",
+    "model-aware checks skipped: the model path {path} does not exist on this machine, nor in the Hugging Face "
+    "cache (give its config.json with --model-config)":
+        "已跳过模型相关的检查：模型路径 {path} 在本机上不存在，Hugging Face 缓存中也没有（可用 --model-config 指定它的 config.json）",
     "model-aware checks use {architecture} from {path}": "模型相关的检查使用 {path} 中的 {architecture}",
     "model-aware checks skipped: the model path does not resolve ({error})": "已跳过模型相关的检查：模型路径无法解析（{error}）",
     "Errors": "错误",

@@ -9,6 +9,8 @@ that need no model still run.
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
@@ -16,7 +18,8 @@ from typing import Any, Callable, Optional, Union
 from ..i18n import tr
 from .spec import ModelSpec
 
-__all__ = ["ConfigValueError", "SUPPORTED_ARCHITECTURES", "load_model_spec", "spec_from_hf_config"]
+__all__ = ["ConfigValueError", "SUPPORTED_ARCHITECTURES", "hub_cache_config", "load_model_spec",
+           "spec_from_hf_config"]
 
 PathLike = Union[str, Path]
 
@@ -178,3 +181,25 @@ def load_model_spec(path: PathLike) -> tuple[Optional[ModelSpec], Optional[str]]
     if not isinstance(cfg, dict):
         return None, f"model config {file} is not a JSON object; model-aware checks are skipped"
     return spec_from_hf_config(cfg)
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def hub_cache_config(name: str) -> Optional[Path]:
+    """The ``config.json`` of a Hugging Face hub id (``Qwen/Qwen3-8B``) in the local hub cache, as verl would load
+    it (``HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``); ``None`` when not cached."""
+    if not _HUB_ID.match(name):
+        return None
+    home = Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface")
+    root = Path(os.environ.get("HF_HUB_CACHE") or home / "hub")
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # the cache's documented layout: refs/main names the snapshot
+        ref = root / f"models--{name.replace('/', '--')}" / "refs" / "main"
+        if not ref.is_file():
+            return None
+        found = ref.parent.parent / "snapshots" / ref.read_text().strip() / "config.json"
+        return found if found.is_file() else None
+    found = try_to_load_from_cache(name, "config.json", cache_dir=str(root))
+    return Path(found) if isinstance(found, str) and Path(found).is_file() else None
