@@ -13,6 +13,8 @@ from omegaconf import DictConfig, OmegaConf
 
 GROUP = "mindspeed"
 PACKAGE = "verl_mindspeed.conf"
+#: Header lines in Chinese: each preset's file carries its description in both languages.
+ZH = "# zh:"
 
 
 def names() -> list[str]:
@@ -21,16 +23,19 @@ def names() -> list[str]:
     return sorted(p.name[: -len(".yaml")] for p in group.iterdir() if p.name.endswith(".yaml"))
 
 
-def description(name: str) -> str:
-    """The preset's header comment (what it is for, the MindSpeed release it needs), without ``#``."""
+def description(name: str, lang: str = "en") -> str:
+    """The preset's header comment (what it is for, the MindSpeed release it needs), without ``#``: the English
+    lines, or with ``lang="zh"`` the ``# zh:`` lines the same file carries (English when it has none)."""
     text = resources.files(PACKAGE).joinpath(GROUP, f"{name}.yaml").read_text(encoding="utf-8")
-    lines = []
+    english, chinese = [], []
     for line in text.splitlines():
         if not line.startswith("#"):
             break
-        if not line.startswith("# @package"):
-            lines.append(line[1:].strip())
-    return "\n".join(lines)
+        if line.startswith(ZH):
+            chinese.append(line[len(ZH):].strip())
+        elif not line.startswith("# @package"):
+            english.append(line[1:].strip())
+    return "\n".join(chinese if lang == "zh" and chinese else english)
 
 
 def compose(name: str, with_hydra: bool = False) -> DictConfig:

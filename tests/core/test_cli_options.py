@@ -194,12 +194,20 @@ def test_language_follows_the_locale(base_cfg, capsys, monkeypatch):
     assert "FAILED" in out
 
 
-def test_preset_summaries_match_the_yaml_and_have_chinese():
-    from verl_mindspeed.cli.presets import SUMMARIES
+def test_every_preset_describes_itself_in_both_languages(capsys):
+    """Each preset's file carries its Chinese description next to the English one: every key, value and release
+    the English names is named in the Chinese too, and ``presets NAME --lang zh`` prints all of it."""
+    import re
+
     from verl_mindspeed import presets
 
-    firsts = {presets.description(n).splitlines()[0] for n in presets.names()}
-    assert firsts == set(SUMMARIES)
+    token = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+|\d+\.\d+\.\d+(?:_core_r\d+\.\d+\.\d+)?|[A-Z][A-Za-z]*\d(?:[A-Za-z0-9]|\.\d)*")
+    for name in presets.names():
+        en, zh = presets.description(name), presets.description(name, "zh")
+        assert zh != en and len(zh.splitlines()) >= len(en.splitlines()) - 1, name
+        assert sorted(set(token.findall(en)) - set(token.findall(zh))) == [], name
+        code, out, _ = run(capsys, "presets", name, "--lang", "zh")
+        assert code == 0 and zh in out
 
 
 def test_unknown_preset_is_a_usage_error(capsys):

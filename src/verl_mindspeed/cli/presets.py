@@ -9,20 +9,6 @@ from ..i18n import render, tr
 from .. import presets
 from ._args import UsageError, add_common
 
-#: The first line of each preset's header comment (conf/mindspeed/*.yaml), so that it renders in Chinese
-#: too; a test keeps these in step with the YAML files.
-SUMMARIES = (
-    tr("mindspeed=dense: recommended fused kernels for dense models (FA, RMSNorm, SwiGLU, RoPE) + distributed "
-       "optimizer."),
-    tr("mindspeed=long_context: context-parallel-ready (ring attention + FA); set context_parallel_size >= 2."),
-    tr("mindspeed=mc2: dense + MC2 with sequence parallelism, for dense models with TP > 1."),
-    tr("mindspeed=memory_saving: full uniform recompute + distributed optimizer + swap-optimizer."),
-    tr("mindspeed=mla_moe: moe + multi-head latent attention for DeepSeek/Kimi/Moonlight-style models."),
-    tr("mindspeed=moe: dense + alltoall dispatcher, grouped GEMM, fused permute/unpermute for MoE models."),
-    tr("mindspeed=validate: validation and injection only, no MindSpeed flag."),
-)
-
-
 def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
     p = sub.add_parser("presets", allow_abbrev=False,
                        help=render(tr("list the +mindspeed=<name> presets, or show what one of them sets"), lang))
@@ -35,8 +21,9 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
 
 def summary(name: str, lang: str) -> str:
     """The preset's one-line summary, without its ``mindspeed=<name>:`` head."""
-    first = presets.description(name).splitlines()[0] if presets.description(name) else name
-    return render(first, lang).split(": ", 1)[-1]
+    text = presets.description(name, lang)
+    first = text.splitlines()[0] if text else name
+    return first.split("：", 1)[-1] if lang == "zh" and "：" in first else first.split(": ", 1)[-1]
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -61,10 +48,10 @@ def run(ns: argparse.Namespace) -> int:
             tr("no preset {name!r} (available: {names})", name=ns.name, names=", ".join(presets.names())))
     settings = presets.settings(ns.name)
     if ns.json:
-        print(json.dumps({"name": ns.name, "description": presets.description(ns.name), "summary":
+        print(json.dumps({"name": ns.name, "description": presets.description(ns.name, ns.lang), "summary":
                           summary(ns.name, ns.lang), "sets": settings}, indent=2, ensure_ascii=False))
         return 0
-    print(presets.description(ns.name) if ns.lang == "en" else summary(ns.name, ns.lang), "\n")
+    print(presets.description(ns.name, ns.lang), "\n")
     print(say(tr("+mindspeed={name} sets:", name=ns.name) if settings else
               tr("+mindspeed={name} sets no flag.", name=ns.name)))
     for key, value in settings.items():

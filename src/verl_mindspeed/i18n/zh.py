@@ -656,22 +656,6 @@ MESSAGES: dict[str, str] = {
     "Dev": "开发中",
     "list every MindSpeed feature and fused operator, with its keys": "列出所有 MindSpeed 特性和融合算子及其配置参数",
     "output format (default: table)": "输出格式（默认：table）",
-    "mindspeed=dense: recommended fused kernels for dense models (FA, RMSNorm, SwiGLU, RoPE) + distributed "
-    "optimizer.":
-        "mindspeed=dense: 稠密模型推荐的融合算子（FA、RMSNorm、SwiGLU、RoPE）+ 分布式优化器。",
-    "mindspeed=long_context: context-parallel-ready (ring attention + FA); set context_parallel_size >= 2.":
-        "mindspeed=long_context: 为上下文并行准备好的设置（环形注意力 + FA）；请设置 context_parallel_size >= "
-        "2。",
-    "mindspeed=mc2: dense + MC2 with sequence parallelism, for dense models with TP > 1.":
-        "mindspeed=mc2: dense + 带序列并行的 MC2，适用于 TP > 1 的稠密模型。",
-    "mindspeed=memory_saving: full uniform recompute + distributed optimizer + swap-optimizer.":
-        "mindspeed=memory_saving: 完全均匀重计算 + 分布式优化器 + swap-optimizer。",
-    "mindspeed=mla_moe: moe + multi-head latent attention for DeepSeek/Kimi/Moonlight-style models.":
-        "mindspeed=mla_moe: moe + 多头潜在注意力（MLA），适用于 DeepSeek/Kimi/Moonlight 类模型。",
-    "mindspeed=moe: dense + alltoall dispatcher, grouped GEMM, fused permute/unpermute for MoE models.":
-        "mindspeed=moe: dense + alltoall 分发器、分组 GEMM、融合 permute/unpermute，适用于 MoE 模型。",
-    "mindspeed=validate: validation and injection only, no MindSpeed flag.":
-        "mindspeed=validate: 只做校验和注入，不打开任何 MindSpeed 开关。",
     "and installs the verl-mindspeed Hydra callback (validation and injection before Ray starts).":
         "并安装 verl-mindspeed 的 Hydra 回调（在 Ray 启动前校验并注入）。",
     "list the +mindspeed=<name> presets, or show what one of them sets": "列出 +mindspeed=<name> 预设，或显示某个预设设置的内容",
