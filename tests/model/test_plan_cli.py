@@ -164,3 +164,16 @@ def test_pinned_dimensions_keep_only_layouts_with_them(capsys):
     layouts = json.loads(capsys.readouterr().out)["layouts"]
     assert layouts and {(p["tensor_model_parallel_size"], p["expert_model_parallel_size"]) for p in layouts} == {(2, 8)}
     assert cli_main(["plan", "--model", model, "--nnodes", "2", "--n-gpus-per-node", "8", "--tp", "x"]) == 2
+
+
+def test_every_fitting_row_of_top_k_gets_its_overrides_numbered_like_the_table(capsys):
+    import re
+
+    code, out = run(capsys, *model_args("Qwen3-8B"), "--top", "5")
+    table = [int(line.split()[0]) for line in out.out.splitlines() if re.match(r"^\d+\s+\d+\s+\d+", line)]
+    fitting = [int(line.split()[0]) for line in out.out.splitlines()
+               if re.match(r"^\d+\s+\d+\s+\d+", line) and " yes " in line]
+    blocks = [int(n) for n in re.findall(r"^# layout (\d+):", out.out, re.M)]
+    assert code == 0 and len(table) == 5 and blocks == fitting
+    code, out = run(capsys, *model_args("Qwen3-8B"))
+    assert len(re.findall(r"^# layout \d+:", out.out, re.M)) == 3 and "--top K shows them" in out.out

@@ -177,6 +177,10 @@ def _why(plan: LayoutPlan, limit: float, lang: str) -> str:
               **pct).render(lang)
 
 
+#: Override blocks printed without --top (the table then shows 10 rows).
+DEFAULT_BLOCKS = 3
+
+
 def _print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: float, options: MemoryOptions,
                 plans: list[LayoutPlan], shown: list[LayoutPlan], seconds: float, lang: str) -> None:
     say = lambda msg: print(msg.render(lang))  # noqa: E731
@@ -207,11 +211,17 @@ def _print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: f
            w=names["weights"], g=names["gradients"], o=names["optimizer"], r=names["ref_weights"],
            a=names["activations"], l=names["logits"], s=names["optimizer_step"],
            rest=tr("runtime, buffers, allocator slack")))
-    usable = [p for p in shown if p.fits][:3]
-    for rank, plan in enumerate(usable, 1):
-        print(f"\n# {tr('layout').render(lang)} {rank}: {_label(plan)}, {plan.layout.recompute.label()}")
+    # The overrides of every fitting layout shown with --top K; of the first 3 by default, saying so.
+    usable = [(row, p) for row, p in enumerate(shown, 1) if p.fits]
+    limit = len(usable) if args.top is not None else DEFAULT_BLOCKS
+    for row, plan in usable[:limit]:
+        print(f"\n# {tr('layout').render(lang)} {row}: {_label(plan)}, {plan.layout.recompute.label()}")
         print("#   " + _why(plan, memory, lang))
         print(" \\\n".join(f"    {line}" for line in plan.overrides))
+    if len(usable) > limit:
+        print()
+        say(tr("overrides shown for the first {n} fitting layouts of the table; --top K shows them for each of the "
+               "first K rows", n=limit))
     if not fitting:
         lowest = min(p.memory.peak_gib for p in plans)
         print()

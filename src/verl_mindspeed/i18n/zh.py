@@ -940,4 +940,6 @@ MESSAGES: dict[str, str] = {
         '{n} 个插值使用了本检查没有的解析器（由 Hydra 或 verl 在运行时注册），未做判定：{keys}',
     'the script sources {files}, not found here, so what it sets is unknown to the check: run the check where that file is, or set {name} in the environment':
         '脚本 source 了 {files}，但在本机找不到，因此检查无法得知它设置的内容：请在该文件所在的机器上运行检查，或在环境中设置 {name}',
+    'overrides shown for the first {n} fitting layouts of the table; --top K shows them for each of the first K rows':
+        '只显示了表中前 {n} 个放得下的布局的覆盖参数；--top K 会为前 K 行中的每一行显示',
 }
