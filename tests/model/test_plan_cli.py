@@ -177,3 +177,19 @@ def test_every_fitting_row_of_top_k_gets_its_overrides_numbered_like_the_table(c
     assert code == 0 and len(table) == 5 and blocks == fitting
     code, out = run(capsys, *model_args("Qwen3-8B"))
     assert len(re.findall(r"^# layout \d+:", out.out, re.M)) == 3 and "--top K shows them" in out.out
+
+
+def test_args_file_fills_the_options_and_places_the_launchs_own_layout(capsys):
+    """The repository's dense example: 8 devices, 1024 + 2048 tokens, micro-batch 2, TP4 PP2."""
+    example = str(ROOT / "examples" / "qwen3_8b_dense_grpo.args")
+    code, out = run(capsys, "--args-file", example, "--model", str(MODELS / "Qwen3-8B"), "--json")
+    data = json.loads(out.out)
+    assert code == 0 and data["cluster"]["world_size"] == 8
+    assert data["assumptions"]["seq_len"] == 3072 and data["assumptions"]["micro_batch_size"] == 2
+    assert data["launch"]["layout"]["tp"] == 4 and data["launch"]["layout"]["pp"] == 2
+    row = data["launch"]["row"]
+    assert row is not None and data["layouts"][row - 1]["tensor_model_parallel_size"] == 4
+    code, out = run(capsys, "--args-file", example, "--model", str(MODELS / "Qwen3-8B"), "--seq-len", "8192")
+    assert "(8192 x 2)" in out.out and "is row " in out.out.splitlines()[-1]
+    code, out = run(capsys, "--args-file", example)  # the example's model path is not on this machine
+    assert code == 2 and "give --model" in out.err

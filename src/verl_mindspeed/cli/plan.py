@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import eras
+from ..errors import EvaluationError
 from ..catalog.universe import DEFAULT_RELEASE, releases
 from ..i18n import LANGS, default_lang, tr
 from ..model import ModelSpec, active_parameters, load_model_spec, total_parameters
 from ..model.chart import component_names, render_html, render_svg, text_bar
 from ..model.layouts import MAX_LAYERS, MAX_WORLD, LayoutPlan, plan_layouts
 from ..model.memory import GIB, HEADROOM, MemoryOptions
+from . import _plan_launch
 
 __all__ = ["add_parser", "run"]
 
@@ -45,12 +47,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "1 none fits, 2 bad input.",
     )
     add = parser.add_argument
-    add("--model", required=True, metavar="PATH", help="HF config.json, or a directory holding one")
-    add("--nnodes", required=True, metavar="N", help="trainer.nnodes")
-    add("--n-gpus-per-node", required=True, metavar="G", help="trainer.n_gpus_per_node")
-    add("--seq-len", default="4096", metavar="L",
-        help="tokens of one sequence, prompt + response (with dynamic batch size: ppo_max_token_len_per_gpu)")
-    add("--micro-batch-size", default="1", metavar="B", help="sequences per micro-batch (default 1)")
+    add("--args-file", metavar="FILE", help="start from your own launch (an args file or a launch script): the "
+        "model, cluster, sequence, micro-batch and run options it sets fill the options not given here, and the "
+        "report places its layout among the others")
+    add("--model", default=None, metavar="PATH", help="HF config.json, or a directory holding one")
+    add("--nnodes", default=None, metavar="N", help="trainer.nnodes")
+    add("--n-gpus-per-node", default=None, metavar="G", help="trainer.n_gpus_per_node")
+    add("--seq-len", default=None, metavar="L",
+        help="tokens of one sequence, prompt + response (with dynamic batch size: ppo_max_token_len_per_gpu); "
+             "default 4096")
+    add("--micro-batch-size", default=None, metavar="B", help="sequences per micro-batch (default 1)")
     add("--device-memory-gib", default="64", metavar="GIB", help="memory of one device (default 64, Atlas 800T A2)")
     add("--headroom", default=str(HEADROOM), metavar="F",
         help=f"share of the device a layout may use to fit (default {HEADROOM:g}: above it check warns)")
@@ -233,8 +239,9 @@ def _print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: f
 
 
 def _json(spec: ModelSpec, args: argparse.Namespace, nnodes: int, per_node: int, memory: float,
-          options: MemoryOptions, plans: list[LayoutPlan], shown: list[LayoutPlan]) -> str:
+          options: MemoryOptions, plans: list[LayoutPlan], shown: list[LayoutPlan], launch: Any = None) -> str:
     return json.dumps({
+        "launch": launch,
         "layouts": [p.to_json() for p in shown],
         "model": {"architecture": spec.architecture, "family": spec.family, "layers": spec.num_layers,
                   "parameters_total": total_parameters(spec), "parameters_active": active_parameters(spec)},
@@ -267,9 +274,10 @@ def run(args: argparse.Namespace) -> int:
     """Run ``plan``: 0 when a layout fits, 1 when none does, 2 when the input cannot be evaluated."""
     lang = getattr(args, "lang", None) or default_lang()
     try:
+        launch = _plan_launch.fill(args)
         spec, nnodes, per_node, options, memory, top = _inputs(args)
         pinned = {name: _whole(args, flag) for flag, name in PINS.items() if getattr(args, flag[2:]) is not None}
-    except _Bad as bad:
+    except (_Bad, _plan_launch.LaunchProblem, EvaluationError) as bad:
         message = bad.args[0]
         print(f"verl-mindspeed plan: {message.render(lang) if hasattr(message, 'render') else message}",
               file=sys.stderr)
@@ -290,10 +298,14 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     top = top if top is not None else (None if args.json else 10)
     shown = plans if top is None else plans[:top]
+    row, mine = _plan_launch.place(launch, plans, spec.is_moe) if launch is not None else (None, None)
     if args.json:
-        print(_json(spec, args, nnodes, per_node, memory, options, plans, shown))
+        print(_json(spec, args, nnodes, per_node, memory, options, plans, shown,
+                    launch={"layout": launch, "row": row} if launch is not None else None))
     else:
         _print_text(spec, args, nnodes * per_node, memory, options, plans, shown, seconds, lang)
+        if launch is not None:
+            print(_plan_launch.line(_plan_launch.describe(launch, spec.is_moe), row, mine, len(plans)).render(lang))
     if args.chart:
         try:
             written = _write_chart(args.chart, spec, nnodes * per_node, memory, shown or plans[:10], lang)

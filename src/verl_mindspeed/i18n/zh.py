@@ -942,4 +942,14 @@ MESSAGES: dict[str, str] = {
         '脚本 source 了 {files}，但在本机找不到，因此检查无法得知它设置的内容：请在该文件所在的机器上运行检查，或在环境中设置 {name}',
     'overrides shown for the first {n} fitting layouts of the table; --top K shows them for each of the first K rows':
         '只显示了表中前 {n} 个放得下的布局的覆盖参数；--top K 会为前 K 行中的每一行显示',
+    '--{flag} is needed (or --args-file with a launch that sets it)':
+        '需要 --{flag}（或用 --args-file 给出设置了它的启动）',
+    "the launch's model path {path} is not on this machine: give --model":
+        '启动中的模型路径 {path} 不在本机上：请给出 --model',
+    "your launch's layout {layout} is not among the {n} layouts listed (pinned away, or refused by the layout rules: 'verl-mindspeed check' says why)":
+        "你的启动所用的布局 {layout} 不在列出的 {n} 个布局之中（被固定维度排除，或被布局规则拒绝：'verl-mindspeed check' 会说明原因）",
+    "your launch's layout {layout} is row {row} of {n}: {gib:.1f} GiB per device, step {step:.2f}x, {fits}":
+        '你的启动所用的布局 {layout} 排在 {n} 个中的第 {row} 行：每卡 {gib:.1f} GiB，步时 {step:.2f} 倍，{fits}',
+    'does not fit':
+        '放不下',
 }
