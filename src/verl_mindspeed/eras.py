@@ -31,13 +31,13 @@ process-wide namespace: a key set by an earlier call sticks until a later call s
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional
 
 from omegaconf import DictConfig, OmegaConf
 
 from .i18n import tr
+from ._version import release_tuple
 
 LEGACY = "legacy"
 ENGINE_07 = "engine-0.7"
@@ -116,10 +116,10 @@ ERAS = {
 
 def parse_version(text: str) -> tuple[int, ...]:
     """``"0.7.1"`` -> ``(0, 7, 1)``; ``"0.8.0.dev0"``/``"0.9.1+npu"`` -> the leading numbers."""
-    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(text))
-    if not match:
+    parts = release_tuple(text)
+    if parts is None:
         raise ValueError(f"not a verl version: {text!r}")
-    return tuple(int(p) for p in match.group(1).split("."))
+    return parts
 
 
 def era_of(version: str) -> str:

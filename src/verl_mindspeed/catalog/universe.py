@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Optional
 
 from . import aliases, flag, flags
+from .._version import release_tuple
 
 #: MindSpeed release the checks target when none is given (newest known release branch).
 DEFAULT_RELEASE = "26.1.0_core_r0.12.1"
@@ -98,10 +99,10 @@ def installed_core_line() -> Optional[tuple[int, int]]:
     import importlib.metadata
 
     try:
-        parts = importlib.metadata.version("megatron-core").split(".")
-        return int(parts[0]), int(parts[1])
-    except (importlib.metadata.PackageNotFoundError, ValueError, IndexError):
+        parts = release_tuple(importlib.metadata.version("megatron-core"))
+    except importlib.metadata.PackageNotFoundError:
         return None
+    return (parts + (0,))[:2] if parts else None
 
 
 def mindspeed_args(release: Optional[str] = None) -> dict[str, dict]:

@@ -13,13 +13,13 @@ from each release's wheel (one command; a test fails when it drifts). Release se
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Optional
 
 from ..i18n import Msg, tr
+from .._version import release_tuple
 
 BASE = "ppo_megatron_trainer"
 
@@ -40,8 +40,7 @@ def releases() -> tuple[str, ...]:
 
 def version_key(text: str) -> Optional[tuple[int, ...]]:
     """``"0.9.1"`` -> ``(0, 9, 1)``; ``"0.9.1.dev0"`` -> ``(0, 9, 1)``; None when it is not a version."""
-    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(text))
-    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+    return release_tuple(text)
 
 
 def expand(spec: str) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from ..catalog import universe
 from ..errors import Issue, Severity
 from ..simulate import Build, fmt
 from ..simulate import as_int as _int
+from .._version import release_tuple
 
 
 RoleView = Build
@@ -72,11 +73,10 @@ def size_fix(role: Build, ctx: Context, name: str, value: Any) -> str:
 
 def release_at_least(release: str, version: tuple[int, int, int]) -> bool:
     """Whether a MindSpeed release branch (``26.0.0_core_r0.12.1``, ``master``...) is at least ``version``."""
-    head = release.split("_", 1)[0]
-    parts = head.split(".")
-    if not all(p.isdigit() for p in parts):
+    parts = release_tuple(release.split("_", 1)[0])
+    if parts is None:
         return True  # master and core_r* branches carry the newest checks
-    return tuple(int(p) for p in parts) >= version
+    return parts >= version
 
 
 Scope = Literal["role", "run"]
