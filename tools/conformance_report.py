@@ -2,7 +2,9 @@
 
     .venv/bin/python tools/conformance_report.py [--cases 2000] [--out conformance.json] [--release R ...]
 
-Needs the upstream sources (``VERL_MINDSPEED_UPSTREAM``) and the oracle venvs (``tools/oracle_env.py``).
+Needs the upstream sources (``VERL_MINDSPEED_UPSTREAM``) and the upstream environments
+(``verl-mindspeed upstream-env``). ``--upstream`` also judges each launch as ``check --upstream`` would and counts
+its false OKs (the oracle errs, check --upstream does not).
 Verdicts are cached, so a second run only pays for what changed. The repros file holds one minimal
 configuration per distinct disagreement: argv, release, the oracle's exception, the project's verdict.
 """
@@ -26,6 +28,8 @@ def main(argv=None) -> int:
     parser.add_argument("--release", action="append", help="only these releases (default: all)")
     parser.add_argument("--injected", action="store_true",
                         help="judge launches through verl-mindspeed (preset/launcher) instead of plain verl launches")
+    parser.add_argument("--upstream", action="store_true",
+                        help="also judge every launch as check --upstream would, and count its false OKs")
     opts = parser.parse_args(argv)
 
     import differential
@@ -39,7 +43,7 @@ def main(argv=None) -> int:
     start = time.monotonic()
     configs = differential.generate(opts.cases) + differential.launch_files()
     with pool.OraclePool() as oracle:
-        judge = differential.Judge(oracle, opts.release, injected=opts.injected)
+        judge = differential.Judge(oracle, opts.release, injected=opts.injected, upstream=opts.upstream)
         rows = judge.judge(configs)
         hits, misses = oracle.hits, oracle.misses
     differential.write(rows, opts.out)
@@ -51,6 +55,13 @@ def main(argv=None) -> int:
         print(f"- {f['class']} x{f['occurrences']} [{f['release']}] project {f['project']['verdict']} "
               f"{','.join(f['project']['rules']) or '-'}; upstream {o.get('verdict')} "
               f"{o.get('stage', '')} {o.get('exc_type', '')}: {(o.get('message') or '')[:100]}")
+    if opts.upstream:
+        missed = [r for r in rows if r.oracle == "error" and r.with_upstream != "error" and r.klass != "oracle-environment"]
+        closed = sum(r.klass == "noted-uncovered" and r.with_upstream == "error" for r in rows)
+        print(f"\ncheck --upstream: {len(missed)} false OKs in {len(rows)} judgements; {closed} noted-only switches "
+              "made errors by upstream")
+        for r in missed[:10]:
+            print(f"- false OK [{r.release}] {differential.repro(r)}")
     seconds = {k: round(v, 1) for k, v in judge.timings.items()}
     print(f"\n{len(configs)} configurations x {len(judge.releases)} releases in {time.monotonic() - start:.0f} s "
           f"(oracle cache: {hits} hits, {misses} runs; {seconds})")

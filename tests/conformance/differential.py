@@ -4,9 +4,9 @@ Configurations come from Hypothesis (derandomized: the same seed gives the same 
 write: the catalogue's flags; every other argument MindSpeed registers (:data:`ARGS_RELEASE`); the megatron
 fields verl's engine also sets, repeated in the dict (:data:`DICT_FIELDS`); parallel sizes, roles and the
 fixture models; and the three config paths verl offers (Megatron-Bridge, the default; mbridge with
-``vanilla_mbridge=True``; the converter with ``use_mbridge=False``, which verl 0.9.1's engine refuses). Also the
-repo's ``examples/*.args`` and the corpus of real launch lines. Each is composed once, then judged for every
-MindSpeed release by:
+``vanilla_mbridge=True``; the converter with ``use_mbridge=False``, which verl 0.9.1's engine refuses); a
+quarter of them under a ``+mindspeed=<preset>``, judged as injected. Also the repo's ``examples/*.args`` and
+the corpus of real launch lines. Each is composed once, then judged for every MindSpeed release by:
 
 - the project: ``verl_mindspeed.launch.resolve_launch`` (errors / warnings; notes do not count);
 - the oracle: verl 0.9.1's own code for the inputs (``verl_side``), MindSpeed + megatron-core for the verdict.
@@ -63,6 +63,8 @@ class Config:
     model: Optional[str] = None
     argv: Optional[list[str]] = None
     """A whole launch line (examples, corpus) instead of settings over the base."""
+    preset: Optional[str] = None
+    """``+mindspeed=<preset>`` on the base, under the settings: a launch through verl-mindspeed (injected)."""
 
 
 @dataclass
@@ -124,6 +126,9 @@ def strategies():
         "expert_tensor_parallel_size": st.sampled_from([None, None, 1, 2]),
     })
     models = st.sampled_from(sorted(verl_side.fixture_models()))
+    from verl_mindspeed import presets as preset_group
+
+    preset_names = st.sampled_from([None, None, None, *preset_group.names()])
 
     @st.composite
     def config(draw):
@@ -147,7 +152,7 @@ def strategies():
             settings["actor_rollout_ref.actor.use_kl_loss"] = True
         if draw(st.integers(0, 19)) == 0:
             settings["algorithm.adv_estimator"] = "gae"
-        return Config("", settings, draw(models))
+        return Config("", settings, draw(models), preset=draw(preset_names))
 
     return config()
 
@@ -164,7 +169,7 @@ def generate(n: int, seed: int = 0) -> list[Config]:
               suppress_health_check=list(HealthCheck))
     @given(strategies())
     def collect(cfg):
-        key = json.dumps([cfg.settings, cfg.model], sort_keys=True, default=str)
+        key = json.dumps([cfg.settings, cfg.model, cfg.preset], sort_keys=True, default=str)
         if key not in seen and len(out) < n:
             seen.add(key)
             cfg.name = f"gen-{len(out):04d}"
@@ -206,6 +211,7 @@ class Judge:
         self.releases = list(releases or sources.RELEASES)
         self.base_argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
         self.base = compose_argv(self.base_argv)
+        self.bases = {None: self.base}
         self.compose_argv = compose_argv
         self.timings: dict[str, float] = {"project": 0.0, "verl_side": 0.0, "oracle": 0.0}
 
@@ -215,11 +221,14 @@ class Judge:
         if cfg.argv is not None:
             comp = self.compose_argv(cfg.argv)
             return comp.cfg, cfg.argv, comp.tree, comp.issues
-        composed = copy.deepcopy(self.base.cfg)
+        base_argv = [*self.base_argv, f"+mindspeed={cfg.preset}"] if cfg.preset else self.base_argv
+        if cfg.preset not in self.bases:
+            self.bases[cfg.preset] = self.compose_argv(base_argv)
+        composed = copy.deepcopy(self.bases[cfg.preset].cfg)
         for key, value in cfg.settings.items():
             OmegaConf.update(composed, key, value, force_add=True)
-        argv = [*self.base_argv, *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}"
-                                   for k, v in cfg.settings.items())]
+        argv = [*base_argv, *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}"
+                              for k, v in cfg.settings.items())]
         return composed, argv, self.base.tree, []
 
     @staticmethod
@@ -239,7 +248,8 @@ class Judge:
         for cfg in configs:
             composed, argv, tree, issues = self._composed(cfg)
             model_dir = str(verl_side.fixture_models()[cfg.model]) if cfg.model else None
-            given = self._inject(composed, argv, tree, model_dir) if self.injected else composed
+            injected = self.injected or cfg.preset is not None  # a preset installs the injecting callback
+            given = self._inject(composed, argv, tree, model_dir) if injected else composed
             t = time.perf_counter()
             up = verl_side.upstream_of(given, model_dir, tree.otc_defaults)
             self.timings["verl_side"] += time.perf_counter() - t
@@ -248,7 +258,7 @@ class Judge:
             for release in self.releases:
                 # the oracle runs verl's own code on the launch as written (plain) or as injected
                 res = resolve_launch(composed, argv, tree, "conformance", issues=issues, release=release,
-                                     model_config=model_dir, injected=self.injected)
+                                     model_config=model_dir, injected=injected)
                 project[release] = res
             self.timings["project"] += time.perf_counter() - t
             prepared.append((cfg, up, project))
@@ -330,7 +340,7 @@ def render(counts: dict[str, dict[str, int]]) -> str:
 def repro(row: Row) -> dict:
     cfg = row.config
     o = row.oracle_detail
-    argv = cfg.argv or [f"++{k}={v}" for k, v in cfg.settings.items()]
+    argv = cfg.argv or [*([f"+mindspeed={cfg.preset}"] if cfg.preset else []), *(f"++{k}={v}" for k, v in cfg.settings.items())]
     return {
         "class": row.klass, "release": row.release, "config": cfg.name, "model": cfg.model, "argv": argv,
         "oracle": {k: o.get(k) for k in ("verdict", "stage", "role", "exc_type", "message", "where", "unapplied")

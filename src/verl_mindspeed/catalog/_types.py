@@ -101,3 +101,17 @@ class Feature:
     @property
     def primary(self) -> Flag:
         return self.flags[0]
+
+    def companion_values(self) -> tuple[tuple[str, Any], ...]:
+        """:attr:`companions` as (key, value), each value typed as its flag declares (``True``, ``"RMSNorm"``)."""
+        out = []
+        for text in self.companions:
+            key, _, raw = text.partition("=")
+            flag = next((f for f in self.flags if f.name == key), None)
+            value: Any = raw
+            if flag is not None and flag.type == "bool":
+                value = raw == "True"
+            elif flag is not None and flag.type == "int":
+                value = int(raw)
+            out.append((key, value))
+        return tuple(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from .. import catalog
 from ..catalog import universe
 from ..errors import Issue
 from ..i18n import tr
@@ -246,14 +247,17 @@ def fused_rope(role: RoleView, ctx: Context) -> Iterable[Issue]:
         )
 
 
-_COMPANIONS = (("use_fused_rmsnorm", "normalization", "RMSNorm"), ("use_fused_swiglu", "swiglu", True))
+def _companions() -> list[tuple[str, str, object]]:
+    """(switch, companion key, value) of every feature this rule guards, from the catalogue."""
+    return [(f.primary.name, key, value) for f in catalog.FEATURES if "fused-op-companions" in f.rules
+            for key, value in f.companion_values()]
 
 
 @rule("fused-op-companions", cites="MindSpeed docs/zh/user-guide/verl.md (fused RMSNorm/SwiGLU rows)",
       holds_for="MindSpeed 2.2.0+")
 def fused_op_companions(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """MindSpeed applies its fused RMSNorm/SwiGLU kernels whatever the flag; a mismatching companion is suspect."""
-    for switch, companion, wanted in _COMPANIONS:
+    for switch, companion, wanted in _companions():
         if role.on(switch) and companion in role.given and role.given[companion] != wanted:
             yield warning(
                 role.key(companion),
