@@ -202,11 +202,14 @@ class Judge:
     """Judges configurations as plain verl launches, or (``injected``) as launches through verl-mindspeed: the
     oracle then runs verl's code on the config after the project's injection."""
 
-    def __init__(self, pool, releases=None, injected: bool = False, upstream: bool = False):
+    def __init__(self, pool, releases=None, injected: bool = False, upstream: bool = False,
+                 upstream_limit: Optional[int] = None):
         from verl_mindspeed.compose import compose_argv
 
         self.injected = injected
         self.upstream = upstream
+        self.upstream_limit = upstream_limit
+        """Judge only the first this many generated configurations (and every launch file) as --upstream would."""
         self.pool = pool
         self.releases = list(releases or sources.RELEASES)
         self.base_argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
@@ -276,7 +279,11 @@ class Judge:
                     oracle = next(cursor[release])
                 rows.append(classify(cfg, release, project[release], oracle))
         if self.upstream:
-            self._with_upstream(rows, [p for _, _, p in prepared])
+            chosen = [i for i, (cfg, _, _) in enumerate(prepared)
+                      if cfg.argv is not None or self.upstream_limit is None or i < self.upstream_limit]
+            width = len(self.releases)
+            self._with_upstream([rows[i * width + j] for i in chosen for j in range(width)],
+                                [prepared[i][2] for i in chosen])
         return rows
 
     def _with_upstream(self, rows: list[Row], projects: list[dict]) -> None:
