@@ -190,6 +190,6 @@ def test_args_file_fills_the_options_and_places_the_launchs_own_layout(capsys):
     row = data["launch"]["row"]
     assert row is not None and data["layouts"][row - 1]["tensor_model_parallel_size"] == 4
     code, out = run(capsys, "--args-file", example, "--model", str(MODELS / "Qwen3-8B"), "--seq-len", "8192")
-    assert "(8192 x 2)" in out.out and "is row " in out.out.splitlines()[-1]
+    assert "(8192 x 2)" in out.out and "is row " in out.out.splitlines()[2]  # the launch's own layout first
     code, out = run(capsys, "--args-file", example)  # the example's model path is not on this machine
     assert code == 2 and "give --model" in out.err

@@ -188,7 +188,9 @@ DEFAULT_BLOCKS = 3
 
 
 def _print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: float, options: MemoryOptions,
-                plans: list[LayoutPlan], shown: list[LayoutPlan], seconds: float, lang: str) -> None:
+                plans: list[LayoutPlan], shown: list[LayoutPlan], seconds: float, lang: str,
+                mine: Any = None) -> None:
+    """The text report; ``mine``: the line placing the launch's own layout (``--args-file``), shown first."""
     say = lambda msg: print(msg.render(lang))  # noqa: E731
     say(tr("{arch}: {total:.2f}B parameters ({active:.2f}B active per token), {world} devices of {device:g} GiB "
            "({memory:.1f} usable: --headroom {headroom:g}), {tokens} tokens per micro-batch ({seq} x {micro}), "
@@ -199,6 +201,8 @@ def _print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: f
            release=args.mindspeed_release))
     fitting = sum(p.fits for p in plans)
     say(tr("{valid} valid layouts, {fit} fit ({seconds:.2f}s)", valid=len(plans), fit=fitting, seconds=seconds))
+    if mine is not None:
+        say(mine)
     if not shown:
         say(tr("no layout passes the layout rules on this cluster"))
         return
@@ -303,9 +307,9 @@ def run(args: argparse.Namespace) -> int:
         print(_json(spec, args, nnodes, per_node, memory, options, plans, shown,
                     launch={"layout": launch, "row": row} if launch is not None else None))
     else:
-        _print_text(spec, args, nnodes * per_node, memory, options, plans, shown, seconds, lang)
-        if launch is not None:
-            print(_plan_launch.line(_plan_launch.describe(launch, spec.is_moe), row, mine, len(plans)).render(lang))
+        placed = _plan_launch.line(_plan_launch.describe(launch, spec.is_moe), row, mine, len(plans)) \
+            if launch is not None else None
+        _print_text(spec, args, nnodes * per_node, memory, options, plans, shown, seconds, lang, placed)
     if args.chart:
         try:
             written = _write_chart(args.chart, spec, nnodes * per_node, memory, shown or plans[:10], lang)
