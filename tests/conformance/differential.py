@@ -78,6 +78,8 @@ class Row:
     klass: str
     with_upstream: Optional[str] = None
     """The project's verdict under ``check --upstream`` (hand rules plus the project's own upstream run)."""
+    upstream_run: Optional[dict] = None
+    """What the project's own upstream run said (its verdict, stage, exception), built from its simulation."""
 
 
 # --------------------------------------------------------------------------- generation
@@ -301,6 +303,7 @@ class Judge:
             upstream.judge(judged, sources=oracle_pool.release_sources(row.release), pool=self.pool.pool,
                            python=str(oracle_pool.python(row.release)), progress=lambda text: None)
             row.with_upstream = "error" if judged.errors else ("warning" if judged.warnings else "ok")
+            row.upstream_run = {"verdict": judged.upstream.get("verdict"), **judged.upstream.get("detail", {})}
         self.timings["upstream"] = time.perf_counter() - t
 
 
@@ -352,7 +355,8 @@ def repro(row: Row) -> dict:
         "class": row.klass, "release": row.release, "config": cfg.name, "model": cfg.model, "argv": argv,
         "oracle": {k: o.get(k) for k in ("verdict", "stage", "role", "exc_type", "message", "where", "unapplied")
                    if o.get(k) is not None},
-        "project": {"verdict": row.project, "rules": row.project_rules, "with_upstream": row.with_upstream},
+        "project": {"verdict": row.project, "rules": row.project_rules, "with_upstream": row.with_upstream,
+                    "upstream_run": row.upstream_run},
     }
 
 

@@ -71,3 +71,16 @@ def test_upstream_closes_what_the_hand_rules_only_note(judged):
     """Where the hand rules only note a switch no rule covers and upstream errs, --upstream makes it an error."""
     noted = [r for r in judged if r.klass == "noted-uncovered" and r.with_upstream is not None]
     assert all(r.with_upstream == "error" for r in noted), [r.config.name for r in noted if r.with_upstream != "error"]
+
+
+def test_the_projects_upstream_run_raises_only_where_the_oracle_does(judged):
+    """``check --upstream`` builds its case from the project's simulation of verl, not from verl's own code as the
+    oracle does: where the oracle's run of MindSpeed passes, the project's run must pass too (no false error), and
+    where both raise, they raise at the same stage."""
+    ran = [r for r in judged if r.upstream_run is not None and r.oracle_detail.get("stage") not in
+           ("verl-config", "verl-engine")]
+    false_errors = [r for r in ran if r.upstream_run["verdict"] == "error" and r.oracle != "error"]
+    assert not false_errors, f"{len(false_errors)} false errors; first: {__import__('differential').repro(false_errors[0])}"
+    stages = [(r.oracle_detail.get("stage"), r.upstream_run.get("stage")) for r in ran
+              if r.oracle == "error" and r.upstream_run["verdict"] == "error"]
+    assert all(a == b for a, b in stages), sorted({s for s in stages if s[0] != s[1]})[:5]
