@@ -21,7 +21,8 @@ from ..i18n import tr
 from ._sources import LINES, SourceError, cache_root
 
 #: torch pinned to the CPU wheel: an unpinned torch is a multi-GB CUDA build.
-BASE_REQUIREMENTS = ("torch==2.13.0", "psutil", "einops")
+TORCH = "torch==2.13.0"
+BASE_REQUIREMENTS = (TORCH, "psutil", "einops")
 #: What Megatron-LM's ``megatron/training`` imports beyond megatron-core's own dependencies, per line.
 TRAINING_REQUIREMENTS = {"0.12.1": (), "0.16.1": ("six", "regex", "pyyaml", "scipy")}
 
@@ -58,6 +59,10 @@ def ensure(line: str, progress: Callable[[Any], None] = lambda text: None) -> Pa
     if not python_of(line).exists():
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(path)], check=True)
     pip = [str(python_of(line)), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    # torch's CPU build asked for by name first (a plain torch==2.13.0 can be the multi-GB CUDA build); an index
+    # without it: PyTorch's CPU index.
+    if subprocess.run([*pip, f"{TORCH}+cpu"], capture_output=True).returncode != 0:
+        subprocess.run([*pip, TORCH, "--index-url", "https://download.pytorch.org/whl/cpu"], check=True)
     subprocess.run([*pip, *requirements(line)], check=True)
     (path / "upstream-requirements.txt").write_text("\n".join(requirements(line)))
     progress(tr("upstream environment ready in {seconds} s", seconds=round(time.monotonic() - start)))
