@@ -163,18 +163,17 @@ def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
                                             error=str(exc).splitlines()[0]), "model")]
     if not isinstance(path, str) or not path:
         return None, []
-    if not explicit:
-        path = str(Path(path).expanduser()) if path.startswith("~") else path
     from .model import load_model_spec
-    from .model.hf import SUPPORTED_ARCHITECTURES, hub_cache_config
+    from .model.hf import SUPPORTED_ARCHITECTURES, local_model_dir
 
-    if not explicit and not _exists(path):
-        cached = hub_cache_config(path)
-        if cached is None:
+    if not explicit:
+        found = local_model_dir(path)
+        if found is None:
+            shown = str(Path(path).expanduser()) if path.startswith("~") else path
             return None, [issue("note", key, tr("model-aware checks skipped: the model path {path} does not exist on "
                                                 "this machine, nor in the Hugging Face cache (give its config.json "
-                                                "with --model-config)", path=path), "model")]
-        path = str(cached.parent)
+                                                "with --model-config)", path=shown), "model")]
+        path = found
 
     spec, note = load_model_spec(path)
     problem = _spec_problem(spec) if spec is not None else note
@@ -226,13 +225,6 @@ def _architecture(path: str) -> Optional[str]:
         return archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
     except (OSError, ValueError, AttributeError):
         return None
-
-
-def _exists(path: str) -> bool:
-    try:
-        return Path(path).exists()
-    except (OSError, ValueError):
-        return False
 
 
 def _is_dir(path: str) -> bool:

@@ -18,7 +18,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Optional
 
-from ..i18n import Msg, tr
+from ..i18n import Msg, joined, tr
 from .._version import release_tuple
 
 BASE = "ppo_megatron_trainer"
@@ -68,12 +68,11 @@ def compress(names, order) -> str:
 
 def span(names: tuple[str, ...]) -> Msg:
     """Releases for a message, in the reader's language: ``0.4.1 to 0.9.0``, ``0.9.1``, ``0.4.1 to 0.6.1, 0.8.0``."""
-    out: Optional[Msg] = None
-    for run in compress(names, releases()).split(","):
+    parts = []
+    for run in compress(names, releases()).split(","):  # at least one run
         first, _, last = run.partition("-")
-        part = tr("{first} to {last}", first=first, last=last) if last else tr("{release}", release=first)
-        out = part if out is None else tr("{a}, {b}", a=out, b=part)
-    return out if out is not None else tr("{release}", release="-")
+        parts.append(tr("{first} to {last}", first=first, last=last) if last else tr("{release}", release=first))
+    return joined(parts, ",")
 
 
 def base_releases(path: str) -> tuple[str, ...]:

@@ -9,7 +9,6 @@ the memory estimate depends on, and the launch's own layout, which the report th
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any, Optional
 
 from omegaconf import OmegaConf
@@ -18,7 +17,7 @@ from omegaconf.errors import OmegaConfBaseException
 from ..compose import compose_argv
 from ..compose._script import read_launch_file
 from ..i18n import tr
-from ..model.hf import hub_cache_config
+from ..model.hf import local_model_dir
 
 ACTOR = "actor_rollout_ref.actor"
 SIZES = {"tp": "tensor_model_parallel_size", "pp": "pipeline_model_parallel_size", "cp": "context_parallel_size",
@@ -60,12 +59,11 @@ def _fill(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
     if args.model is None:
         path = _select(cfg, "actor_rollout_ref.model.path")
         if isinstance(path, str) and path:
-            found = Path(path).expanduser()
-            cached = None if found.exists() else hub_cache_config(path)
-            if not found.exists() and cached is None:
+            found = local_model_dir(path)
+            if found is None:
                 raise LaunchProblem(tr("the launch's model path {path} is not on this machine: give --model",
                                        path=path))
-            args.model = str(found if found.exists() else cached.parent)
+            args.model = found
     for name, key in (("nnodes", "trainer.nnodes"), ("n_gpus_per_node", "trainer.n_gpus_per_node")):
         if getattr(args, name) is None and _select(cfg, key) is not None:
             setattr(args, name, str(_select(cfg, key)))

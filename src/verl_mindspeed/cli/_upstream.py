@@ -7,7 +7,6 @@ import sys
 from typing import Any, Optional
 
 from .. import upstream
-from ..catalog import universe
 from ..errors import EvaluationError
 from ..i18n import render, tr
 
@@ -47,8 +46,7 @@ def sources_of(ns: argparse.Namespace) -> Optional[Any]:
         src = upstream.locate(ns.mindspeed_src, ns.megatron_src, ns.megatron_core)
     except upstream.SourceError as exc:
         raise EvaluationError(exc.args[0]) from exc
-    if not ns.mindspeed_release and universe.canonical_release(src.release):
-        ns.mindspeed_release = universe.canonical_release(src.release)
+    ns.mindspeed_release = ns.mindspeed_release or src.known_release
     return src
 
 

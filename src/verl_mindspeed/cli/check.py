@@ -11,7 +11,7 @@ import argparse
 import time
 from typing import Any, Optional
 
-from ..i18n import render, tr
+from ..i18n import joined, render, tr
 from ..launch import LaunchFile, evaluate, read_launch_file
 from ..report import failed, json_report, report
 from . import _output, _upstream
@@ -100,11 +100,8 @@ def validate_launch_argv(argv: list[str], own: list[str]) -> None:
     """Refuse what verl's entry refuses (unknown flags, split overrides), as a usage error."""
     problems = hydra_problems(argv, own)
     if problems:
-        every = problems[0]
-        for problem in problems[1:]:
-            every = tr("{a}; {b}", a=every, b=problem)
         raise UsageError(problems[0] if len(problems) == 1 else
-                         tr("{n} problems with the command line: {all}", n=len(problems), all=every))
+                         tr("{n} problems with the command line: {all}", n=len(problems), all=joined(problems)))
 
 
 def check_one(argv: list[str], ns: argparse.Namespace,

@@ -2,10 +2,11 @@
 
 A *script* (``.sh``/``.bash``, a ``#!`` line, or any file holding a ``python -m`` launch) is read the way bash
 would run it up to its launch line: ``\\`` continuations, quotes, comments, ``X=1`` / ``export X=1`` /
-``X=${X:-default}`` assignments (the environment first, as in bash), ``source FILE`` (read when found), arrays ``A=(...)`` spliced with
-``"${A[@]}"``, ``$((arithmetic))``. The launch is the ``python3 -m MODULE ...`` command (also ``python``,
-``torchrun ... -m``, ``coverage run ... -m``, ``ray job submit ... -- python3 -m``); its module becomes the entry. Words are
-split by :mod:`shlex`; expansions are done by :mod:`._shell`. Every argument keeps its file and line.
+``X=${X:-default}`` assignments (the environment first, as in bash), ``source FILE`` (read when found), arrays
+``A=(...)`` spliced with ``"${A[@]}"``, ``$((arithmetic))``. The launch is the ``python3 -m MODULE ...`` command
+(also ``python``, ``torchrun ... -m``, ``coverage run ... -m``, ``ray job submit ... -- python3 -m``); its module
+becomes the entry. Words are split by :mod:`shlex`; expansions are done by :mod:`._shell`. Every argument keeps
+its file and line.
 
 Anything else is the *args* format: one argument per line, exactly as the shell passes it, ``#`` comments.
 """

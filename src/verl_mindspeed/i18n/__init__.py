@@ -16,7 +16,7 @@ The language comes from ``--lang``, else from ``LC_ALL`` / ``LC_MESSAGES`` / ``L
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 LANGS = ("en", "zh")
 
@@ -45,6 +45,15 @@ class Msg(str):
 def tr(template: str, /, **params: Any) -> Msg:
     """A message: ``template`` is English ``str.format`` text with named placeholders."""
     return Msg(template, params)
+
+
+def joined(parts: Sequence[Any], sep: str = ";") -> Any:
+    """Non-empty ``parts`` one after the other, each in the reader's language: ``a; b; c`` (or ``a, b, c`` with
+    ``sep=","``, as each language writes a list)."""
+    out = parts[0]
+    for part in parts[1:]:
+        out = tr("{a}; {b}", a=out, b=part) if sep == ";" else tr("{a}, {b}", a=out, b=part)
+    return out
 
 
 def render(text: Any, lang: str = "en") -> str:
@@ -81,4 +90,4 @@ def _catalogue(lang: str) -> Mapping[str, str]:
     return {}
 
 
-__all__ = ["LANGS", "Msg", "default_lang", "render", "tr"]
+__all__ = ["LANGS", "Msg", "default_lang", "joined", "render", "tr"]

@@ -111,10 +111,9 @@ def validate_and_inject(cfg: DictConfig, overrides: list[str], *, release: Optio
     sources = None
     if upstream is not None:  # the release the sources name is the one the hand rules judge too
         from .. import upstream as run_upstream
-        from ..catalog import universe
 
         sources = run_upstream.locate(upstream.get("mindspeed_src"), upstream.get("megatron_src"))
-        release = release or universe.canonical_release(sources.release)
+        release = release or sources.known_release
     res = resolve_launch(cfg, overrides, tree, _config_name(cfg), strict=strict, release=release,
                          model_config=model_config)
     if sources is not None:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Union
 from ..i18n import tr
 from .spec import ModelSpec
 
-__all__ = ["ConfigValueError", "SUPPORTED_ARCHITECTURES", "hub_cache_config", "load_model_spec",
+__all__ = ["ConfigValueError", "SUPPORTED_ARCHITECTURES", "hub_cache_config", "load_model_spec", "local_model_dir",
            "spec_from_hf_config"]
 
 PathLike = Union[str, Path]
@@ -203,3 +203,16 @@ def hub_cache_config(name: str) -> Optional[Path]:
         return found if found.is_file() else None
     found = try_to_load_from_cache(name, "config.json", cache_dir=str(root))
     return Path(found) if isinstance(found, str) and Path(found).is_file() else None
+
+
+def local_model_dir(path: str) -> Optional[str]:
+    """Where a launch's model path is on this machine, as verl would load it: the path itself (``~`` expanded) when
+    it exists, else a hub id's snapshot in the local Hugging Face cache; ``None`` when neither."""
+    expanded = str(Path(path).expanduser()) if path.startswith("~") else path
+    try:
+        if Path(expanded).exists():
+            return expanded
+    except OSError:  # a name the file system refuses (too long...): not a local path
+        pass
+    cached = hub_cache_config(path)
+    return str(cached.parent) if cached is not None else None

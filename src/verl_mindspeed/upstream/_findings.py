@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from ..errors import Issue
-from ..i18n import tr
+from ..i18n import joined, tr
 from ..rules import beyond
 from ..rules._base import error, note, warning
 from ..simulate import Simulation
@@ -29,10 +29,7 @@ STAGES = {"repatch": tr("MindSpeed's repatch"), "parallel": tr("megatron's paral
 def _role_key(sim: Simulation, role: Optional[str], stage: str, message: str) -> str:
     """The key an upstream error is filed under: a key the launch set that the message names, else the role's
     dict (or ``megatron`` section for the parallel state)."""
-    name = role if role in sim.builds else (sim.order[0] if sim.order else None)
-    if name is None:
-        return "override_transformer_config"
-    build = sim.builds[name]
+    build = sim.builds[role if role in sim.builds else sim.order[0]]
     for key in sorted(set(build.explicit) | set(build.given), key=len, reverse=True):
         if key in message:
             return build.key(key)
@@ -48,12 +45,12 @@ def _switch_key(sim: Simulation, feature: str) -> str:
         for key in (feature, f"use_{feature}", *sorted(build.given)):
             if key in build.given and (key == feature or feature in key or key in feature):
                 return build.key(key)
-    return sim.builds[sim.order[0]].otc_path if sim.order else feature
+    return sim.builds[sim.order[0]].otc_path
 
 
 def findings(verdict: dict[str, Any], sim: Simulation, *, release: str, line: str, hand: Sequence[Issue],
              model_known: bool, seconds: float, cached: bool) -> list[Issue]:
-    """The issues of one upstream verdict (see the module docstring)."""
+    """The issues of one upstream verdict (see the module docstring); ``sim`` builds at least one role."""
     out: list[Issue] = []
     kind = verdict.get("verdict")
     hand_errors = sorted({i.rule for i in hand if i.severity == "error" and i.rule})
@@ -70,7 +67,7 @@ def findings(verdict: dict[str, Any], sim: Simulation, *, release: str, line: st
             RULE, tr("raised at {where} (MindSpeed {release}, megatron-core {line}); {stricter}", where=where,
                      release=release, line=line, stricter=stricter), source=where))
     elif kind == "harness-error":
-        out.append(warning(sim.builds[sim.order[0]].otc_path if sim.order else "override_transformer_config", tr(
+        out.append(warning(sim.builds[sim.order[0]].otc_path, tr(
             "the upstream run could not judge this launch: {exc_type}: {message}", exc_type=verdict.get("exc_type"),
             message=verdict.get("message") or ""), HARNESS,
             tr("a failure of verl-mindspeed's harness, not a verdict on the launch; rerun with "
@@ -82,7 +79,7 @@ def findings(verdict: dict[str, Any], sim: Simulation, *, release: str, line: st
             tr("patches it would register: {patches}", patches=", ".join(patches[:4]) + (" ..." if len(patches) > 4
                                                                                          else ""))))
     for logged in (verdict.get("mindspeed_warnings") or [])[:5]:
-        out.append(note(sim.builds[sim.order[0]].otc_path if sim.order else "mindspeed",
+        out.append(note(sim.builds[sim.order[0]].otc_path,
                         tr("MindSpeed {release} logged: {text}", release=release, text=logged[:300]), RULE))
     out.append(_summary(kind, sim, release, line, hand_errors, model_known, seconds, cached))
     return out
@@ -98,15 +95,11 @@ def _summary(kind: Optional[str], sim: Simulation, release: str, line: str, hand
     elif hand_errors:
         reasons = [tr("{rule}: {reason}", rule=rule, reason=beyond.why(rule) or tr(
             "no recorded reason: the hand rule may be wrong here, please report it")) for rule in hand_errors]
-        joined = reasons[0]
-        for reason in reasons[1:]:
-            joined = tr("{a}; {b}", a=joined, b=reason)
         agree = tr("upstream accepts what the hand rules refuse; the hand rules are stricter: {reasons}",
-                   reasons=joined)
+                   reasons=joined(reasons))
     else:
         agree = tr("it agrees with the hand rules")
-    key = sim.builds[sim.order[0]].otc_path if sim.order else "mindspeed"
-    return note(key, tr("upstream: MindSpeed {release} with megatron-core {line} ran {ran} for {roles}: {verdict} "
+    return note(sim.builds[sim.order[0]].otc_path, tr("upstream: MindSpeed {release} with megatron-core {line} ran {ran} for {roles}: {verdict} "
                         "({seconds} s{cached}); {agree}", release=release, line=line, ran=ran,
                         roles=", ".join(sim.order) or "-", verdict=kind or "?", seconds=f"{seconds:.1f}",
                         cached=tr(", cached") if cached else "", agree=agree), RULE)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from ..catalog import universe
 from ..i18n import tr
 
 #: megatron-core lines an upstream environment can be built for -> the exact release installed.
@@ -48,6 +49,12 @@ class Sources:
     """How the line was decided: ``name``, ``option`` or ``default``."""
     digest: str
     """A digest of both sources (archive bytes, or every file's path, size and modification time)."""
+
+    @property
+    def known_release(self) -> Optional[str]:
+        """The catalogue's release branch these sources are (``None`` for one it does not know, e.g. a fork):
+        the release the hand rules judge beside them unless another is asked for."""
+        return universe.canonical_release(self.release)
 
 
 def cache_root() -> Path:
