@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..simulate import Simulation
+from ..simulate import Simulation, as_int
 
 _SILU = {"__func__": "silu"}
 _BF16 = {"__dtype__": "bfloat16"}
@@ -66,19 +66,19 @@ def switches(sim: Simulation) -> list[str]:
     return sorted(out)
 
 
-def case_of(sim: Simulation, model: Any = None, has_repatch: bool = True) -> dict[str, Any]:
-    """The worker's case for a simulated launch (see the module docstring)."""
+def case_of(sim: Simulation, model: Any = None) -> dict[str, Any]:
+    """The worker's case for a simulated launch (see the module docstring). A release without ``repatch`` is already
+    in the simulation: no build there hands MindSpeed a dict."""
     steps: list[dict[str, Any]] = []
     parallel_done = False
     for name in sim.order:
         build = sim.builds[name]
-        if build.sent is not None and has_repatch:
+        if build.sent is not None:
             steps.append({"op": "repatch", "role": name, "args": _json(build.sent)})
-        if not parallel_done and (sim.owner is None or name == sim.owner):
-            sizes = build.groups or build.megatron
+        if not parallel_done and (sim.owner is None or name == sim.owner):  # the owner's sizes make the groups
             steps.append({"op": "parallel", "role": name, "sizes": {
-                "tp": _size(sizes, "tensor"), "pp": _size(sizes, "pipeline"), "vpp": _vpp(sizes), "cp": _size(sizes, "context"),
-                "ep": _size(sizes, "expert"), "etp": _etp(sizes)}})
+                "tp": build.tp, "pp": build.pp, "vpp": _positive(build.vpp), "cp": build.cp, "ep": build.ep,
+                "etp": _positive(build.megatron.get("expert_tensor_parallel_size"))}})
             parallel_done = True
         if model is not None:
             cls, kwargs = model_kwargs(model)
@@ -88,19 +88,10 @@ def case_of(sim: Simulation, model: Any = None, has_repatch: bool = True) -> dic
     return {"steps": steps, "switches": switches(sim)}
 
 
-def _size(sizes: Any, kind: str) -> int:
-    value = sizes.get(f"{kind}_model_parallel_size")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else 1
-
-
-def _vpp(sizes: Any) -> Optional[int]:
-    value = sizes.get("virtual_pipeline_model_parallel_size")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
-
-
-def _etp(sizes: Any) -> Optional[int]:
-    value = sizes.get("expert_tensor_parallel_size")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+def _positive(value: Any) -> Optional[int]:
+    """A size megatron takes as given, or ``None`` (megatron's own default) when unset or not a whole number >= 1."""
+    size = as_int(value)
+    return size if size is not None and size >= 1 else None
 
 
 def _json(value: Any) -> Any:
