@@ -7,7 +7,7 @@ Data: ``benchmarks/data/measured_peaks.json`` (each point cites its source and s
 For a point measured as ``allocated`` (torch ``max_memory_allocated``) the comparison uses
 our tensor total; for ``device`` it uses the whole peak, non-tensor terms included.
 mbridge's estimator counts tensors only. Prints one row per point, the ratios and their medians.
-"""
+"""  # noqa: E501  (a docstring: re-wrapping would change its value)
 
 from __future__ import annotations
 

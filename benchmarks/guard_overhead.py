@@ -84,7 +84,8 @@ def main() -> None:
                 out = subprocess.run([python, "-c", LOAD], env=env, cwd=tmp, capture_output=True, text=True,
                                      check=True).stdout.strip().splitlines()[-1]
                 loads[label].append(float(out))
-    print(f"\n{args.runs} runs each (interleaved, alternating), {os.cpu_count()} CPU(s), Python {sys.version.split()[0]}")
+    print(f"\n{args.runs} runs each (interleaved, alternating), {os.cpu_count()} CPU(s), "
+          f"Python {sys.version.split()[0]}")
     print(f"{'python -c ' + repr('import verl'):30}{'median ms':>10}{'min':>10}{'max':>10}")
     for label, xs in imports.items():
         print(row(label, xs))

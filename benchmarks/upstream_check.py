@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     archives = sorted(upstream_dir.glob("mindspeed-*.tar.gz"))
     launches = sorted((ROOT / "examples").glob("*.args")) + sorted(corpus.glob("*.args"))
     if not archives or not launches:
-        print(f"nothing to run: {len(archives)} archives in {upstream_dir}, {len(launches)} launch files", file=sys.stderr)
+        print(f"nothing to run: {len(archives)} archives in {upstream_dir}, {len(launches)} launch files",
+              file=sys.stderr)
         return 1
 
     from verl_mindspeed import upstream

@@ -56,7 +56,8 @@ def main(argv=None) -> int:
               f"{','.join(f['project']['rules']) or '-'}; upstream {o.get('verdict')} "
               f"{o.get('stage', '')} {o.get('exc_type', '')}: {(o.get('message') or '')[:100]}")
     if opts.upstream:
-        missed = [r for r in rows if r.oracle == "error" and r.with_upstream != "error" and r.klass != "oracle-environment"]
+        missed = [r for r in rows
+                  if r.oracle == "error" and r.with_upstream != "error" and r.klass != "oracle-environment"]
         closed = sum(r.klass == "noted-uncovered" and r.with_upstream == "error" for r in rows)
         print(f"\ncheck --upstream: {len(missed)} false OKs in {len(rows)} judgements; {closed} noted-only switches "
               "made errors by upstream")

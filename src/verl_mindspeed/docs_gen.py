@@ -85,13 +85,16 @@ def features_markdown(lang: str = "en") -> str:
     zh = lang == "zh"
     out = [HEADER]
     out.append("# MindSpeed 特性与融合算子\n" if zh else "# MindSpeed features and fused operators\n")
-    for kind, title, title_zh in (("feature", "Features", "特性支持列表"), ("fused_op", "Fused operators", "融合算子支持列表")):
+    for kind, title, title_zh in (("feature", "Features", "特性支持列表"),
+                                  ("fused_op", "Fused operators", "融合算子支持列表")):
         out.append(f"\n## {title_zh if zh else title}\n")
-        out.append("| 特性名称 | 配置参数 | 状态 | 说明 |" if zh else "| Feature | Config keys | Status | What it does |")
+        out.append("| 特性名称 | 配置参数 | 状态 | 说明 |" if zh
+                   else "| Feature | Config keys | Status | What it does |")
         out.append("|---|---|---|---|")
         for f in (x for x in catalog.FEATURES if x.kind == kind):
-            keys = "<br>".join(f"`{k}`" + ((f"（指南写作 `{g}`，是别名）" if zh else f" (the guide's `{g}` is an alias)")
-                                            if g else "") for k, g in f.keys)
+            keys = "<br>".join(f"`{k}`" + ((f"（指南写作 `{g}`，是别名）" if zh
+                                             else f" (the guide's `{g}` is an alias)") if g else "")
+                               for k, g in f.keys)
             desc = f.description_zh if zh else f.description
             if f.source != "seed":
                 desc += "（来自 MindSpeed 的 verl 指南）" if zh else " (row from MindSpeed's own verl guide)"

@@ -36,8 +36,8 @@ from typing import Optional
 
 from omegaconf import DictConfig, OmegaConf
 
-from .i18n import tr
 from ._version import release_tuple
+from .i18n import tr
 
 LEGACY = "legacy"
 ENGINE_07 = "engine-0.7"

@@ -30,6 +30,7 @@ from typing import Any, Optional
 
 import sources
 import verl_side
+
 from verl_mindspeed.rules import beyond
 
 A = "actor_rollout_ref.actor.megatron"
@@ -52,8 +53,9 @@ DICT_FIELDS = {
 #: The release whose registered arguments the generator draws non-catalogue switches from.
 ARGS_RELEASE = "26.1.0_core_r0.12.1"
 #: Launch-line model names -> fixture model (the corpus and examples name models by path).
-MODEL_HINTS = {"qwen3-8b": "Qwen3-8B", "30b": "Qwen3-30B-A3B", "moonlight": "Moonlight-16B-A3B-Instruct", "deepseek": "DeepSeek-V3",
-               "0.6b": "Qwen3-0.6B", "0_6b": "Qwen3-0.6B", "06b": "Qwen3-0.6B", "2.5-7b": "Qwen2.5-7B-Instruct"}
+MODEL_HINTS = {"qwen3-8b": "Qwen3-8B", "30b": "Qwen3-30B-A3B", "moonlight": "Moonlight-16B-A3B-Instruct",
+               "deepseek": "DeepSeek-V3", "0.6b": "Qwen3-0.6B", "0_6b": "Qwen3-0.6B", "06b": "Qwen3-0.6B",
+               "2.5-7b": "Qwen2.5-7B-Instruct"}
 
 
 @dataclass
@@ -87,6 +89,7 @@ class Row:
 def strategies():
     """A Hypothesis strategy of :class:`Config` over the catalogue's flags, sizes, roles and models."""
     from hypothesis import strategies as st
+
     from verl_mindspeed import catalog
     from verl_mindspeed.catalog import universe
 
@@ -161,7 +164,8 @@ def strategies():
 
 def generate(n: int, seed: int = 0) -> list[Config]:
     """``n`` distinct configurations, the same ones for the same ``n`` and ``seed``."""
-    from hypothesis import HealthCheck, given, seed as hseed, settings
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as hseed
 
     out: list[Config] = []
     seen: set[str] = set()
@@ -292,6 +296,7 @@ class Judge:
         """Each row's verdict under ``check --upstream``: the project's case for each launch runs on the same
         workers (batched, both cores), then ``verl_mindspeed.upstream.judge`` (the CLI's code) reads it back."""
         import pool as oracle_pool
+
         from verl_mindspeed import upstream
 
         t = time.perf_counter()
@@ -350,7 +355,8 @@ def render(counts: dict[str, dict[str, int]]) -> str:
 def repro(row: Row) -> dict:
     cfg = row.config
     o = row.oracle_detail
-    argv = cfg.argv or [*([f"+mindspeed={cfg.preset}"] if cfg.preset else []), *(f"++{k}={v}" for k, v in cfg.settings.items())]
+    argv = cfg.argv or [*([f"+mindspeed={cfg.preset}"] if cfg.preset else []),
+                        *(f"++{k}={v}" for k, v in cfg.settings.items())]
     return {
         "class": row.klass, "release": row.release, "config": cfg.name, "model": cfg.model, "argv": argv,
         "oracle": {k: o.get(k) for k in ("verdict", "stage", "role", "exc_type", "message", "where", "unapplied")

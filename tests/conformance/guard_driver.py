@@ -23,7 +23,7 @@ request (a JSON object on stdin) with one JSON object on stdout:
 Harness choices beyond the oracle's: MindSpeed's patch scan is filtered from the import on (the project's
 venv holds transformers, whose lazy module the unfiltered scan would walk); the gloo groups megatron asks
 for are made on the fake backend (gloo needs real peers; the groups decide no size).
-"""
+"""  # noqa: E501  (a docstring: re-wrapping would change its value)
 
 from __future__ import annotations
 
@@ -133,9 +133,11 @@ def guard(oracle, scenarios):
     import torch.distributed as dist
     from omegaconf import OmegaConf
     from torch.testing._internal.distributed.fake_pg import FakeStore
-
     from verl.utils.config import omega_conf_to_dataclass
     from verl.workers.engine.mindspeed import transformer_impl as ti
+
+    # isort: split
+    # megatron after verl's MindSpeed engine, in the order this driver always imported them.
     from megatron.core import parallel_state as mpu
 
     from verl_mindspeed.integrations import guard as g

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable
 
 import sources
+
 from verl_mindspeed import upstream
 
 

@@ -36,15 +36,22 @@ RELEASES = {
 MEGATRON_TAGS = {"0.12.1": "core_v0.12.1", "0.16.1": "core_v0.16.1"}
 #: Upstream commits of each source (the same as the shared archives; tools/fetch_upstream.py clones these).
 COMMITS = {
-    "mindspeed-2.1.0_core_r0.12.1": ("Ascend/MindSpeed", "2.1.0_core_r0.12.1", "5a9ee296b4d80991c53f9ee16738788550e5cc08"),
-    "mindspeed-2.2.0_core_r0.12.1": ("Ascend/MindSpeed", "2.2.0_core_r0.12.1", "a654440c14159a68c8a7f1e1665a89bdec8e74f0"),
-    "mindspeed-2.3.0_core_r0.12.1": ("Ascend/MindSpeed", "2.3.0_core_r0.12.1", "674226a15a8214cc0c78f986b0b89fbe6b879ba1"),
-    "mindspeed-26.0.0_core_r0.12.1": ("Ascend/MindSpeed", "26.0.0_core_r0.12.1", "3c44c134f396fc14a22a38934c7d5d8bedb37ff5"),
-    "mindspeed-26.1.0_core_r0.12.1": ("Ascend/MindSpeed", "26.1.0_core_r0.12.1", "57a33053c4eccd5b14aa58e3ca595ab414e65b94"),
+    "mindspeed-2.1.0_core_r0.12.1": ("Ascend/MindSpeed", "2.1.0_core_r0.12.1",
+                                     "5a9ee296b4d80991c53f9ee16738788550e5cc08"),
+    "mindspeed-2.2.0_core_r0.12.1": ("Ascend/MindSpeed", "2.2.0_core_r0.12.1",
+                                     "a654440c14159a68c8a7f1e1665a89bdec8e74f0"),
+    "mindspeed-2.3.0_core_r0.12.1": ("Ascend/MindSpeed", "2.3.0_core_r0.12.1",
+                                     "674226a15a8214cc0c78f986b0b89fbe6b879ba1"),
+    "mindspeed-26.0.0_core_r0.12.1": ("Ascend/MindSpeed", "26.0.0_core_r0.12.1",
+                                      "3c44c134f396fc14a22a38934c7d5d8bedb37ff5"),
+    "mindspeed-26.1.0_core_r0.12.1": ("Ascend/MindSpeed", "26.1.0_core_r0.12.1",
+                                      "57a33053c4eccd5b14aa58e3ca595ab414e65b94"),
     "mindspeed-core_r0.16.0": ("Ascend/MindSpeed", "core_r0.16.0", "e4772499f7eb9fa9a68919dd1eaddef00e915b2d"),
     "mindspeed-master": ("Ascend/MindSpeed", "master", "028de58ca629d035185b00ff7d1eb7eff4f7fd48"),
-    "megatron-lm-training-core_v0.12.1": ("NVIDIA/Megatron-LM", "core_v0.12.1", "a845aa7e12b3a117e24c2352b9e3e60bad2e3a17"),
-    "megatron-lm-training-core_v0.16.1": ("NVIDIA/Megatron-LM", "core_v0.16.1", "55ac7082517c3878ae653c07c09c534b8aed49f6"),
+    "megatron-lm-training-core_v0.12.1": ("NVIDIA/Megatron-LM", "core_v0.12.1",
+                                          "a845aa7e12b3a117e24c2352b9e3e60bad2e3a17"),
+    "megatron-lm-training-core_v0.16.1": ("NVIDIA/Megatron-LM", "core_v0.16.1",
+                                          "55ac7082517c3878ae653c07c09c534b8aed49f6"),
 }
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 import sources
+
 from conftest import unavailable
 
 CORPUS_MODELS = {

@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 import sources
+
 from conftest import unavailable
 
 

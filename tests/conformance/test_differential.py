@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 import sources
 
 #: Generated configurations per run (each judged for every release, plain and injected). CI runs the default;
@@ -80,7 +79,8 @@ def test_the_projects_upstream_run_raises_only_where_the_oracle_does(judged):
     ran = [r for r in judged if r.upstream_run is not None and r.oracle_detail.get("stage") not in
            ("verl-config", "verl-engine")]
     false_errors = [r for r in ran if r.upstream_run["verdict"] == "error" and r.oracle != "error"]
-    assert not false_errors, f"{len(false_errors)} false errors; first: {__import__('differential').repro(false_errors[0])}"
+    assert not false_errors, (f"{len(false_errors)} false errors; "
+                              f"first: {__import__('differential').repro(false_errors[0])}")
     stages = [(r.oracle_detail.get("stage"), r.upstream_run.get("stage")) for r in ran
               if r.oracle == "error" and r.upstream_run["verdict"] == "error"]
     assert all(a == b for a, b in stages), sorted({s for s in stages if s[0] != s[1]})[:5]

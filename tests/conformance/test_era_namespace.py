@@ -18,7 +18,6 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from test_guard_oracle import ERA_RELEASES, GAE, KL, A, C, R, composed, drive
 
 DENSE = (f"+{A}.use_flash_attn=True", f"+{A}.normalization=RMSNorm", f"+{A}.use_fused_rmsnorm=True",

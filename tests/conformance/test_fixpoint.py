@@ -34,6 +34,7 @@ def outcomes(verl_base):
     import differential
     import fixpoint
     import verl_side
+
     from verl_mindspeed.launch import evaluate
 
     out = []
@@ -72,6 +73,7 @@ def test_fixed_launches_pass_the_oracle(outcomes, verl_base, oracle):
 
     import pool
     import verl_side
+
     from verl_mindspeed import upstream
     from verl_mindspeed.compose import compose_argv
 
@@ -90,7 +92,7 @@ def test_fixed_launches_pass_the_oracle(outcomes, verl_base, oracle):
     _RAN.append(RELEASE)
     refused += [(name, outcome, v) for (name, outcome, _), v in zip(cases, verdicts) if v["verdict"] == "error"]
     caught = []
-    for name, outcome, verdict in refused:
+    for name, outcome, _verdict in refused:
         if any(i.rule == "no-hand-rule" for i in outcome.last.notes):
             judged = copy.copy(outcome.last)
             upstream.judge(judged, sources=pool.release_sources(RELEASE), pool=oracle.pool,

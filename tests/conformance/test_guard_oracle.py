@@ -21,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 import sources
-from conftest import _RAN, unavailable
+
+from conftest import _RAN
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "guard_driver.py"
@@ -79,7 +79,8 @@ GUARD_CASES = {
     "experts": ((GAE, "actor_rollout_ref.actor.megatron.expert_model_parallel_size=2"), "actor",
                 "actor asked for EP=2 but the process groups were built with EP=1 by the critic"),
     "equal": ((GAE, KL, "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
-               "actor_rollout_ref.actor.megatron.context_parallel_size=2", "critic.megatron.tensor_model_parallel_size=2",
+               "actor_rollout_ref.actor.megatron.context_parallel_size=2",
+               "critic.megatron.tensor_model_parallel_size=2",
                "critic.megatron.context_parallel_size=2", f"+{A}.use_fused_rmsnorm=True"), None, ""),
     "switches-differ": ((GAE, f"+{A}.use_fused_rmsnorm=False", f"+{C}.use_fused_rmsnorm=True"), None, ""),
 }

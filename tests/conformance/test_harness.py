@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 import sources
 
 PROOF_RELEASE = "26.1.0_core_r0.12.1"

@@ -3,8 +3,8 @@ upstream folder): one entry per row, with exactly the guide's keys and status.""
 
 from __future__ import annotations
 
-
 import sources
+
 from conftest import unavailable
 from verl_mindspeed import catalog
 

@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 import sources
 
 ROOT = Path(__file__).resolve().parents[2]

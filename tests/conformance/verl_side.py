@@ -213,7 +213,6 @@ def converter_view(model_dir: str, engine_config) -> tuple[str, dict]:
 
 def provider_overrides(model_dir: str, engine_config) -> dict:
     """What verl 0.9.1's ``_build_tf_config`` applies to Megatron-Bridge's provider for this engine."""
-    import torch
     from verl.workers.engine.megatron import transformer_impl as mimpl
 
     class Provider:

@@ -14,6 +14,7 @@ from verl_mindspeed import catalog
 from verl_mindspeed.cli import main
 from verl_mindspeed.docs_gen import features_markdown, generated_files
 
+
 def test_counts_and_kinds():
     kinds = [f.kind for f in catalog.FEATURES if f.source == "seed"]
     assert kinds.count("feature") == 12 and kinds.count("fused_op") == 6

@@ -136,7 +136,8 @@ def test_json_says_what_mindspeed_receives(base_cfg, capsys):
     assert [b["role"] for b in builds] == ["ref", "actor"]  # verl 0.9.1 builds ref before actor
     for build in builds:
         args = build["repatch"]
-        assert (args["use_ascend_mc2"], args["tensor_model_parallel_size"], args["sequence_parallel"]) == (True, 2, True)
+        assert (args["use_ascend_mc2"], args["tensor_model_parallel_size"],
+                args["sequence_parallel"]) == (True, 2, True)
     code, data = run_json(capsys, [*BASE, "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=True",
                                    "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
                                    "actor_rollout_ref.ref.megatron.tensor_model_parallel_size=2",

@@ -201,7 +201,8 @@ def test_every_preset_describes_itself_in_both_languages(capsys):
 
     from verl_mindspeed import presets
 
-    token = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+|\d+\.\d+\.\d+(?:_core_r\d+\.\d+\.\d+)?|[A-Z][A-Za-z]*\d(?:[A-Za-z0-9]|\.\d)*")
+    token = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+|\d+\.\d+\.\d+(?:_core_r\d+\.\d+\.\d+)?"
+                       r"|[A-Z][A-Za-z]*\d(?:[A-Za-z0-9]|\.\d)*")
     for name in presets.names():
         en, zh = presets.description(name), presets.description(name, "zh")
         assert zh != en and len(zh.splitlines()) >= len(en.splitlines()) - 1, name

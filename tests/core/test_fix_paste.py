@@ -12,8 +12,8 @@ import shlex
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from test_suggest import TUNED
+
 from verl_mindspeed import catalog
 from verl_mindspeed.catalog import universe
 from verl_mindspeed.launch import evaluate
@@ -23,7 +23,8 @@ O = "actor_rollout_ref.actor.megatron.override_transformer_config"
 M = "actor_rollout_ref.actor.megatron"
 KEY_RULES = DROP_RULES | {"verl-key-moved", "unknown-key", "unknown-megatron-key", "value", "hydra", "hydra-append",
                           "hydra-missing-plus", "hydra-group", "hydra-delete", "hydra-sweep"}
-BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=True"]
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo",
+        "actor_rollout_ref.actor.use_kl_loss=True"]
 
 
 def _key(arg: str) -> str:
@@ -112,7 +113,8 @@ def test_structural_fixes_paste_back(base_cfg):
              "async_training.staleness_threshold=0.5"]          # another entry's key: delete
     targets = [f"{O}.use_flash_attn", f"{M}.tensor_model_parallel_size", f"{M}.tensor_model_paralel_size",
                "model_engine", f"{O}.noop_layers", f"{M}.grad_offload", "actor_rollout_ref.actor.router_replay.mode",
-               "actor_rollout_ref.rollout.rollout_world_size", f"{M}.param_offlaod", "async_training.staleness_threshold"]
+               "actor_rollout_ref.rollout.rollout_world_size", f"{M}.param_offlaod",
+               "async_training.staleness_threshold"]
     round_trip(lines, targets)
 
 
@@ -154,6 +156,7 @@ def test_fix_lines_stay_whole_in_a_shell():
     from verl_mindspeed.errors import Issue
     from verl_mindspeed.resolver._review import review
 
-    issues = [Issue("error", "a.b", "m", override="+a.b=[8, 16]"), Issue("error", "c.d", "m", override="++c.d=1 ++e.f=2"),
+    issues = [Issue("error", "a.b", "m", override="+a.b=[8, 16]"),
+              Issue("error", "c.d", "m", override="++c.d=1 ++e.f=2"),
               Issue("error", "g.h", "m", override="g.h='\"0,7\"'")]
     assert [i.override for i in review(issues, None, [])] == ["'+a.b=[8, 16]'", "++c.d=1 ++e.f=2", "g.h='\"0,7\"'"]

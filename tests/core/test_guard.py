@@ -97,8 +97,9 @@ def test_switch_notes_report_switches_only():
     actor = {"use_fused_rmsnorm": False, "recompute_granularity": None}
     namespace = {**before, **critic, **actor}
     notes = gc.switch_notes("actor", actor, namespace, before, {"critic": critic})
-    assert notes[0] == ("the critic asked for use_fused_rmsnorm=True, but the actor's repatch set use_fused_rmsnorm=False "
-                        "for the whole process (MindSpeed's patches are process-wide; the last build wins)")
+    assert notes[0] == ("the critic asked for use_fused_rmsnorm=True, but the actor's repatch set "
+                        "use_fused_rmsnorm=False for the whole process (MindSpeed's patches are process-wide; "
+                        "the last build wins)")
     assert notes[1].startswith("actor runs with use_ascend_mc2=True although its dict does not set them")
     assert len(notes) == 2  # recompute_granularity differs too, but it is per-role TransformerConfig
     assert gc.switch_notes("actor", critic, {**before, **critic}, before, {"critic": critic}) == []
@@ -194,14 +195,16 @@ def test_the_actor_stops_when_the_critic_built_another_layout(world):
 
 def test_an_engine_without_mindspeed_is_checked_too(world):
     world.Base("critic")._init_device_mesh()
-    with pytest.raises(gc.GuardError, match="actor asked for CP=2 but the process groups were built with CP=1 by the critic"):
+    with pytest.raises(gc.GuardError,
+                       match="actor asked for CP=2 but the process groups were built with CP=1 by the critic"):
         world.Base("actor", context_parallel_size=2)._init_device_mesh()
 
 
 def test_a_repatch_that_does_not_reach_the_namespace_stops(world, monkeypatch):
     world.Engine("critic")._init_device_mesh()
     monkeypatch.setattr(guard, "_namespace", lambda: {"use_flash_attn": True, "use_fused_rmsnorm": False})
-    with pytest.raises(gc.GuardError, match="actor: after its repatch MindSpeed's namespace holds use_fused_rmsnorm=False"):
+    with pytest.raises(gc.GuardError,
+                       match="actor: after its repatch MindSpeed's namespace holds use_fused_rmsnorm=False"):
         world.Engine("actor", otc={"use_fused_rmsnorm": True})._init_device_mesh()
 
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
 from verl_mindspeed import catalog
-from verl_mindspeed.launch import evaluate
 from verl_mindspeed.errors import EvaluationError
+from verl_mindspeed.launch import evaluate
 from verl_mindspeed.resolver import resolve
 
 PREFIXES = [
@@ -37,7 +37,7 @@ def test_resolver_never_raises(base_cfg, entries):
     for issue in result.issues:
         assert issue.key and issue.message
         assert issue.key.split(".")[0] in ("actor_rollout_ref", "critic", "trainer", "mindspeed")
-    for (prefix, name), value in entries.items():
+    for (prefix, name), _value in entries.items():
         if prefix.endswith("override_transformer_config") and prefix.startswith("actor_rollout_ref.actor"):
             canonical = catalog.aliases().get(name, name)
             reported = any(i.key.endswith(f".{name}") for i in result.issues)

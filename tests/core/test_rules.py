@@ -22,7 +22,8 @@ GAE = {"algorithm.adv_estimator": "gae", "critic.strategy": "megatron"}
 MB = {M + "vanilla_mbridge": True}
 FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "models"
 MLA_MOE_MODEL = load_model_spec(FIXTURES / "Moonlight-16B-A3B-Instruct")[0]  # DeepSeek-V3 family: shared experts
-MOE_MODEL = load_model_spec(FIXTURES / "Qwen3-30B-A3B")[0]  # mbridge: the bridge that does not set position_embedding_type
+# mbridge: the bridge that does not set position_embedding_type
+MOE_MODEL = load_model_spec(FIXTURES / "Qwen3-30B-A3B")[0]
 
 # (rule id, failing settings, severity, key, exact message, passing settings, options)
 CASES = [
@@ -84,7 +85,8 @@ CASES = [
     ("expert-parallel-divides-world", {M + "expert_model_parallel_size": 16}, "error",
      M + "expert_model_parallel_size",
      "expert_tensor_parallel_size x expert_model_parallel_size x pipeline_model_parallel_size = 1 x 16 x 1 = 16 "
-     "must divide the device count 8 (expert_tensor_parallel_size is unset: megatron takes TP)", {M + "expert_model_parallel_size": 8}, {}),
+     "must divide the device count 8 (expert_tensor_parallel_size is unset: megatron takes TP)",
+     {M + "expert_model_parallel_size": 8}, {}),
     ("mbridge-vpp", {M + "pipeline_model_parallel_size": 2, M + "virtual_pipeline_model_parallel_size": 2}, "error",
      M + "virtual_pipeline_model_parallel_size",
      "use_mbridge=True and virtual_pipeline_model_parallel_size=2 cannot be combined on NPU",
@@ -310,7 +312,8 @@ CASES = [
     ("role-switches-differ", {**GAE, O + "use_fused_rmsnorm": True, C + "override_transformer_config.use_fused_rmsnorm":
                               False}, "warning", C + "override_transformer_config.use_fused_rmsnorm",
      "critic sets use_fused_rmsnorm=False but the actor sets True; MindSpeed's repatch merges every build's dict "
-     "into one process-wide namespace in the order critic -> ref -> actor, so the last value wins for every role at run time",
+     "into one process-wide namespace in the order critic -> ref -> actor, so the last value wins for every role "
+     "at run time",
      {**GAE, O + "use_fused_rmsnorm": True}, {}),
     ("ref-lost-inherited", {O + "use_fused_rmsnorm": True,
                             "actor_rollout_ref.ref.megatron.override_transformer_config.use_flash_attn": True},

@@ -8,12 +8,8 @@ that rewrite and nothing else.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from verl_mindspeed import presets
-
-
 from helpers import ROOT, require  # noqa: F401
+from verl_mindspeed import presets
 
 EXAMPLES = ROOT / "examples"
 

@@ -16,7 +16,8 @@ def worker_view(actor_rollout_ref: DictConfig, critic: DictConfig) -> dict:
         "ref": OmegaConf.to_container(actor_rollout_ref.ref.megatron.override_transformer_config),
         "critic": OmegaConf.to_container(critic.megatron.override_transformer_config),
         # the 0.6/0.7 worker's repatch argument
-        "legacy_repatch": OmegaConf.to_container(actor_rollout_ref.actor.megatron.get("override_transformer_config", {})),
+        "legacy_repatch": OmegaConf.to_container(
+            actor_rollout_ref.actor.megatron.get("override_transformer_config", {})),
     }
 
 

@@ -15,8 +15,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
-from verl_mindspeed.compose import Composition, compose_argv
-from verl_mindspeed.compose import era_of_tree
+from verl_mindspeed.compose import Composition, compose_argv, era_of_tree
 from verl_mindspeed.resolver import Resolution, inject, resolve
 
 A = ROLE_PREFIXES["actor"]

@@ -13,11 +13,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
 from helpers import full_stack, require  # noqa: F401  (re-exported for the fixtures below)
 
+ROOT = Path(__file__).resolve().parents[2]
 OLD_VERSIONS = ("0.6.1", "0.7.1", "0.8.0", "0.9.0")
 INSTALLED = "0.9.1"
 

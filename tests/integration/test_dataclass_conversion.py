@@ -5,9 +5,9 @@ resolver reported that key as an error before."""
 from __future__ import annotations
 
 import pytest
+from _verl_cases import BASE, CASE_IDS, CASES, ROLES, A, otc, run, section
 from omegaconf import OmegaConf
 
-from _verl_cases import A, BASE, CASE_IDS, CASES, ROLES, otc, run, section
 from helpers import require
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import _guard_ray_side
 import pytest
 from omegaconf import OmegaConf
 
-import _guard_ray_side
 from helpers import require
 from verl_mindspeed.compose import compose_argv
 from verl_mindspeed.integrations import guard

@@ -8,10 +8,10 @@ import pytest
 from _preset_cases import CASES, ROOT, after_preset, corpus_argv, launch, require
 from omegaconf import OmegaConf
 
-from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
-from verl_mindspeed.launch import evaluate
-from verl_mindspeed.compose import compose_argv
 from verl_mindspeed import presets
+from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
+from verl_mindspeed.compose import compose_argv
+from verl_mindspeed.launch import evaluate
 from verl_mindspeed.resolver import resolve
 
 A, R = ROLE_PREFIXES["actor"], ROLE_PREFIXES["ref"]
@@ -73,7 +73,9 @@ def test_check_reports_exactly_what_the_preset_turns_on(preset):
     before, after = without.roles["actor"][OTC], with_preset.roles["actor"][OTC]
     turned_on = {k: v for k, v in after.items() if before.get(k) != v}
     expected = {k: v for k, v in _otc(preset).items() if before.get(k) != v}
-    if preset == "mc2":  # MindSpeed's repatch needs TP in the dict for MC2 (mindspeed/features_manager/tensor_parallel/mc2.py): the resolver adds it
+    # MindSpeed's repatch needs TP in the dict for MC2 (mindspeed/features_manager/tensor_parallel/mc2.py):
+    # the resolver adds it
+    if preset == "mc2":
         expected["tensor_model_parallel_size"] = 2
     assert turned_on == expected
 
@@ -130,4 +132,5 @@ def test_mc2_needs_tensor_parallelism():
 
 def test_presets_are_package_data_next_to_the_repository_conf():
     shipped = Path(presets.compose.__globals__["resources"].files(presets.PACKAGE)) / presets.GROUP
-    assert sorted(p.name for p in shipped.glob("*.yaml")) == sorted(p.name for p in (ROOT / "conf" / "mindspeed").glob("*.yaml"))
+    assert sorted(p.name for p in shipped.glob("*.yaml")) == sorted(
+        p.name for p in (ROOT / "conf" / "mindspeed").glob("*.yaml"))

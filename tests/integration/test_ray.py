@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 import _ray_side
+import pytest
 from _verl_cases import BASE, CASE_IDS, CASES, run
+
 from helpers import require
 
 HERE = Path(__file__).resolve().parent

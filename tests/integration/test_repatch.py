@@ -9,9 +9,9 @@ import sys
 import types
 
 import pytest
+from _verl_cases import BASE, CASE_IDS, CASES, ROLES, O, run, section
 from omegaconf import DictConfig, OmegaConf
 
-from _verl_cases import BASE, CASE_IDS, CASES, O, ROLES, run, section
 from helpers import require
 from verl_mindspeed import eras as vv
 from verl_mindspeed import resolve

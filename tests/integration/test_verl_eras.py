@@ -7,12 +7,11 @@ import copy
 from pathlib import Path
 
 import pytest
+from _verl_cases import BASE, CASE_IDS, CASES, ROLES, A, C, O, R, otc, run, section
 from omegaconf import OmegaConf
 
-from _verl_cases import A, BASE, CASE_IDS, CASES, C, O, R, ROLES, otc, run, section
 from verl_mindspeed import eras as vv
-from verl_mindspeed.compose import era_of_tree
-from verl_mindspeed.compose import tree_version
+from verl_mindspeed.compose import era_of_tree, tree_version
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = sorted(p.stem for p in (ROOT / "conf" / "mindspeed").glob("*.yaml"))

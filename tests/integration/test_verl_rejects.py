@@ -15,8 +15,8 @@ from omegaconf import OmegaConf
 from helpers import require
 from verl_mindspeed.launch import evaluate
 
-BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=True",
-        "actor_rollout_ref.rollout.name=vllm"]
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo",
+        "actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.rollout.name=vllm"]
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,8 @@ def test_a_field_verls_yaml_leaves_out_is_accepted(to_dataclass):
     "+actor_rollout_ref.actor.optim.override_optimizer_config.optimizer_cpu_offload=True",
 ])
 def test_dict_fields_take_any_key(to_dataclass, line):
-    section = line[1:].split(".engine_kwargs")[0].split(".override_ddp_config")[0].split(".override_optimizer_config")[0]
+    section = (line[1:].split(".engine_kwargs")[0].split(".override_ddp_config")[0]
+               .split(".override_optimizer_config")[0])
     argv = [*BASE, line]
     assert _verl_accepts(to_dataclass, argv, section)
     assert evaluate(argv).errors == []

@@ -88,7 +88,7 @@ def test_verl_main_ppo_finds_the_presets_of_the_installed_wheel(venv, tmp_path):
 
 
 def test_import_verl_loads_the_guard_from_the_installed_wheel(venv, tmp_path):
-    """The wheel's ``verl.plugins`` entry point: ``import verl`` loads the guard, which installs itself only when asked."""
+    """The wheel's ``verl.plugins`` entry point: ``import verl`` loads the guard, which installs itself only when asked."""  # noqa: E501  (a docstring: re-wrapping would change its value)
     require("verl")
     import os
 

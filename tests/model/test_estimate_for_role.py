@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from helpers import FIXTURES
-
 from verl_mindspeed.model import Layout, MemoryOptions, Recompute, estimate_for_role, estimate_memory, load_model_spec
 
 SPEC = load_model_spec(FIXTURES / "models" / "Moonlight-16B-A3B-Instruct")[0]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import FIXTURES
 
+from helpers import FIXTURES
 from verl_mindspeed.model import active_parameters, load_model_spec, mla_dims, total_parameters
 
 MODELS = FIXTURES / "models"

@@ -1,12 +1,19 @@
-"""Memory terms against hand-derived cases, the enumeration's constraints, and the corpus layouts among plan's results."""
+"""Memory terms against hand-derived cases, the enumeration's constraints, and the corpus layouts among plan's results."""  # noqa: E501  (a docstring: re-wrapping would change its value)
 
 from __future__ import annotations
 
 import pytest
-from helpers import FIXTURES
 
-from verl_mindspeed.model import Layout, MemoryOptions, ModelSpec, estimate_memory, load_model_spec, plan_layouts
-from verl_mindspeed.model import _engine
+from helpers import FIXTURES
+from verl_mindspeed.model import (
+    Layout,
+    MemoryOptions,
+    ModelSpec,
+    _engine,
+    estimate_memory,
+    load_model_spec,
+    plan_layouts,
+)
 from verl_mindspeed.model._constraints import balanced_pipeline_split, pipeline_splits
 from verl_mindspeed.model.activations import layer_parts, logits_bytes
 from verl_mindspeed.model.cp import algorithms_of, cp_variants

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from helpers import FIXTURES
 from omegaconf import OmegaConf
 
+from helpers import FIXTURES
 from verl_mindspeed.model import load_model_spec
 from verl_mindspeed.rules import model_rules as mr
 from verl_mindspeed.rules._base import Context, RoleView

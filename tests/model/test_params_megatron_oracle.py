@@ -13,8 +13,8 @@ import os
 import socket
 
 import pytest
-from helpers import require
 
+from helpers import require
 from verl_mindspeed.model import Layout, ModelSpec, stage_layer_counts, stage_parameters, total_parameters
 
 DENSE_QWEN2 = ModelSpec(

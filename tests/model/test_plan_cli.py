@@ -1,4 +1,4 @@
-"""``verl-mindspeed plan``: JSON shape, exit codes, robustness, the chart, and a start that imports no torch/megatron/verl."""
+"""``verl-mindspeed plan``: JSON shape, exit codes, robustness, the chart, and a start that imports no torch/megatron/verl."""  # noqa: E501  (a docstring: re-wrapping would change its value)
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers import FIXTURES, ROOT
 
+from helpers import FIXTURES, ROOT
 from verl_mindspeed.cli import plan
 from verl_mindspeed.model.memory import COMPONENTS
 

@@ -41,7 +41,8 @@ def _representatives(layouts: list[dict]) -> list[dict]:
     return chosen
 
 
-@pytest.mark.parametrize("model, nnodes, per_node, flags, kinds", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("model, nnodes, per_node, flags, kinds", CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_planned_layouts_pass_check(base_cfg, capsys, model, nnodes, per_node, flags, kinds):
     path = str(FIXTURES / "models" / model)
     main(["plan", "--model", path, "--nnodes", str(nnodes), "--n-gpus-per-node", str(per_node), "--json", *flags])

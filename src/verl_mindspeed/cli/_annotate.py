@@ -91,7 +91,8 @@ def message(issue: Issue, lang: str) -> str:
 
 
 def _driver(rules: dict[str, Any]) -> dict[str, Any]:
-    return {"name": "verl-mindspeed", "version": __version__, "informationUri": RULES_DOC, "rules": list(rules.values())}
+    return {"name": "verl-mindspeed", "version": __version__, "informationUri": RULES_DOC,
+            "rules": list(rules.values())}
 
 
 RULES_DOC = "docs/rules.md"

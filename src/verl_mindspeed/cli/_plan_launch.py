@@ -79,8 +79,10 @@ def _fill(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
         micro = _select(cfg, f"{ACTOR}.ppo_micro_batch_size_per_gpu")
         if isinstance(micro, int):
             args.micro_batch_size = str(micro)
-    args.ref_param_offload = args.ref_param_offload or _select(cfg, "actor_rollout_ref.ref.megatron.param_offload") is True
-    args.use_fused_kernels = args.use_fused_kernels or _select(cfg, "actor_rollout_ref.model.use_fused_kernels") is True
+    args.ref_param_offload = (args.ref_param_offload
+                              or _select(cfg, "actor_rollout_ref.ref.megatron.param_offload") is True)
+    args.use_fused_kernels = (args.use_fused_kernels
+                              or _select(cfg, "actor_rollout_ref.model.use_fused_kernels") is True)
     args.entropy = args.entropy or _select(cfg, f"{ACTOR}.entropy_coeff") not in (None, 0, 0.0)
     args.no_distributed_optimizer = args.no_distributed_optimizer or \
         _select(cfg, f"{ACTOR}.megatron.use_distributed_optimizer") is False

@@ -27,7 +27,8 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
 def feature_json(f: Feature) -> dict[str, Any]:
     return {
         "id": f.id, "name": f.name, "name_zh": f.name_zh, "kind": f.kind, "status": f.status, "source": f.source,
-        "keys": [key for key, _ in f.keys], "guide_keys": list(f.seed_keys), "aliases": list(f.aliases), "description": f.description,
+        "keys": [key for key, _ in f.keys], "guide_keys": list(f.seed_keys), "aliases": list(f.aliases),
+        "description": f.description,
         "description_zh": f.description_zh, "companions": list(f.companions), "rules": list(f.rules),
         "notes": list(f.notes), "notes_zh": list(f.notes_zh),
         "flags": [{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(fl).items()} for fl in f.flags],

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import eras
-from ..errors import EvaluationError
 from ..catalog.universe import DEFAULT_RELEASE, releases
+from ..errors import EvaluationError
 from ..i18n import LANGS, default_lang, tr
 from ..model import ModelSpec, active_parameters, load_model_spec, total_parameters
 from ..model.chart import component_names, render_html, render_svg, text_bar
 from ..model.layouts import MAX_LAYERS, MAX_WORLD, LayoutPlan, plan_layouts
-from ..model.memory import GIB, HEADROOM, MemoryOptions
+from ..model.memory import HEADROOM, MemoryOptions
 from . import _plan_launch
 
 __all__ = ["add_parser", "run"]
@@ -82,7 +82,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
              "NPU (verl 0.6/0.7 with use_mbridge=False; 0.8+ asserts use_mbridge)")
     for flag, size in (("--tp", "TP"), ("--pp", "PP"), ("--cp", "CP"), ("--ep", "EP"), ("--etp", "ETP")):
         add(flag, default=None, metavar="N", help=f"keep {size} at N: only layouts with it")
-    add("--chart", metavar="PATH", help="write an SVG of the shown layouts' memory (an HTML page if PATH ends in .html)")
+    add("--chart", metavar="PATH",
+        help="write an SVG of the shown layouts' memory (an HTML page if PATH ends in .html)")
     add("--lang", choices=LANGS, default=None, help="language of the text output (default from LANG/LC_ALL)")
     add("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(run=run, func=run)
@@ -207,7 +208,8 @@ def _print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: f
         say(tr("no layout passes the layout rules on this cluster"))
         return
     if args.sort == "memory":
-        say(tr("ranked by peak memory per device; 'step' is the step-time proxy relative to the fastest fitting layout"))
+        say(tr("ranked by peak memory per device; 'step' is the step-time proxy relative to the fastest fitting "
+               "layout"))
     else:
         say(tr("ranked by a step-time proxy (compute, recompute, pipeline bubble, communication volume; not a "
                "measurement), then peak memory; 'step' is relative to the fastest fitting layout"))

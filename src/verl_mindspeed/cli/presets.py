@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..i18n import render, tr
 from .. import presets
+from ..i18n import render, tr
 from ._args import UsageError, add_common
+
 
 def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
     p = sub.add_parser("presets", allow_abbrev=False,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import EvaluationError
 from ..i18n import render, tr
 from . import _output
-from ..errors import EvaluationError
 from ._args import UsageError, add_common, add_judging_options, reason
 from .check import launch_argv_of, validate_launch_argv
 

@@ -27,8 +27,8 @@ from ..overrides import LaunchArgs, parse_overrides, split_argv
 from ._dataclasses import DataclassIndex
 from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, module_file, read_entry
 from ._hydra_errors import KeyContext, issue_for_failure
-from ._script import split_pasted
 from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
+from ._script import split_pasted
 from ._trees import installed_tree, release_tree
 
 MAX_RETRIES = 40
@@ -243,4 +243,5 @@ def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl
     raise EvaluationError(tr("gave up after {n} failing overrides", n=MAX_RETRIES))
 
 
-__all__ = ["Composition", "DEFAULT_ENTRY", "VerlTree", "compose_argv", "era_of_tree", "find_verl_tree", "split_pasted", "split_argv", "tree_version"]
+__all__ = ["Composition", "DEFAULT_ENTRY", "VerlTree", "compose_argv", "era_of_tree", "find_verl_tree", "split_pasted",
+           "split_argv", "tree_version"]

@@ -15,10 +15,10 @@ from omegaconf import DictConfig
 from ..catalog import OTC, universe, verl_keys
 from ..errors import Issue
 from ..i18n import tr
+from ..overrides import split_override
 from ..resolver._history import group_option_issue, has_path, history_issue, keys_at, rejected_issue
 from ..resolver._suggest import nearest
 from ..rules._base import error
-from ..overrides import split_override
 from ._dataclasses import DataclassIndex
 
 

@@ -73,7 +73,8 @@ def searchpath_overrides(root: Optional[Path], primary_file: Path, extra_dirs: t
 
 
 def compose(config_dir: Path, name: str, overrides: list[str]) -> DictConfig:
-    from hydra import compose as hydra_compose, initialize_config_dir
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
     GlobalHydra.instance().clear()

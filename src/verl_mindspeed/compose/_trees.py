@@ -9,7 +9,7 @@ fields verl's config dataclasses accept are read from them with ``ast``, never i
 The cache is ``$VERL_MINDSPEED_CACHE/verl-trees/<version>`` when that variable is set, else
 ``~/.cache/verl-mindspeed/verl-trees/<version>``. Downloads go through ``python -m pip download``, so
 pip's own index settings (mirrors, proxies) apply.
-"""
+"""  # noqa: E501  (a docstring: re-wrapping would change its value)
 
 from __future__ import annotations
 

@@ -99,9 +99,9 @@ def validate_and_inject(cfg: DictConfig, overrides: list[str], *, release: Optio
     ``upstream`` (the keyword arguments of :func:`verl_mindspeed.upstream.judge`) also runs MindSpeed itself on
     the launch. Injection happens only when there is no error, so a failing launch leaves ``cfg`` untouched.
     """
-    from ..launch import resolve_launch
     from ..compose import find_verl_tree
     from ..errors import EvaluationError
+    from ..launch import resolve_launch
     from ..resolver import inject
 
     try:

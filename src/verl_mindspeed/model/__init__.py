@@ -9,8 +9,8 @@ from ._layout import Layout, stage_layer_counts
 from .hf import SUPPORTED_ARCHITECTURES, load_model_spec, spec_from_hf_config
 from .layouts import LayoutPlan, enumerate_layouts, layout_overrides, plan_layouts
 from .memory import MemoryEstimate, MemoryOptions, estimate_for_role, estimate_memory, layout_from_role
-from .recompute import Recompute
 from .params import StageParams, active_parameters, params_per_rank, stage_parameters, total_parameters
+from .recompute import Recompute
 from .spec import ModelSpec, mla_dims
 
 __all__ = [

@@ -73,7 +73,8 @@ def _moe_prefix(spec: ModelSpec) -> tuple[int, ...]:
 
 @lru_cache(maxsize=4096)
 def _modules(spec: ModelSpec, moe: bool, tp: int, sp: bool, cp: int, algo: str, etp: int, flash: bool,
-             seq_per_rank: float, imbalance: float, dropout: bool, swiglu: bool) -> tuple[tuple[Optional[str], float], ...]:
+             seq_per_rank: float, imbalance: float, dropout: bool,
+             swiglu: bool) -> tuple[tuple[Optional[str], float], ...]:
     """Bytes of one micro-batch (``seq_per_rank`` tokens) on one TP rank, by the recompute module that discards them."""
     sums: dict[Optional[str], float] = {}
     for part in layer_parts(spec, moe, tp=tp, cp=cp, cp_algo=algo, etp=etp, flash=flash, seq_per_rank=seq_per_rank,
@@ -173,7 +174,7 @@ class Profile:
 @lru_cache(maxsize=8192)
 def _shapes(spec: ModelSpec, tp: int, pp: int, vpp: Optional[int], ep: int, etp: int, first: Optional[int],
             last: Optional[int]) -> Optional[tuple]:
-    """Per stage: (dense params, expert params, (dense, MoE) layers per chunk, micro-batches in flight per chunk, layers)."""
+    """Per stage: (dense params, expert params, (dense, MoE) layers per chunk, micro-batches in flight per chunk, layers)."""  # noqa: E501  (a docstring: re-wrapping would change its value)
     counts = stage_layer_counts(spec.num_layers, pp, first, last)
     params = _params(spec, tp, pp, ep, etp, first, last)
     if counts is None or params is None:

@@ -15,7 +15,7 @@ RING = "megatron_cp_algo"
 
 @dataclass(frozen=True, kw_only=True)
 class Layout:
-    """One (TP, PP, VPP, CP, EP, ETP) choice with megatron's uneven first/last stage sizes, the CP algorithm and recompute."""
+    """One (TP, PP, VPP, CP, EP, ETP) choice with megatron's uneven first/last stage sizes, the CP algorithm and recompute."""  # noqa: E501  (a docstring: re-wrapping would change its value)
 
     tp: int = 1
     """``tensor_model_parallel_size``."""

@@ -21,13 +21,20 @@ from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
 from ..catalog.universe import DEFAULT_RELEASE
-from ._constraints import balanced_pipeline_split, experts_split, ffn_split, groups_split, heads_split, \
-    pipeline_splits, vpp_splits
-from ._layout import Layout, stage_layer_counts
-from .cp import algorithms_of, cp_variants
 from . import _engine
-from .overrides import layout_overrides
+from ._constraints import (
+    balanced_pipeline_split,
+    experts_split,
+    ffn_split,
+    groups_split,
+    heads_split,
+    pipeline_splits,
+    vpp_splits,
+)
+from ._layout import Layout
+from .cp import algorithms_of, cp_variants
 from .memory import COMPONENTS, GIB, MemoryEstimate, MemoryOptions, estimate_from_profile, stage_summaries
+from .overrides import layout_overrides
 from .recompute import FULL_UNIFORM_1, NO_RECOMPUTE, Recompute
 from .spec import ModelSpec
 from .throughput import StepTime, step_time
@@ -40,6 +47,7 @@ MAX_LAYERS = 1024
 MAX_WORLD = 65536
 MIN_TOKENS_PER_CP_RANK = 256
 """CP is enumerated while each rank keeps at least this many tokens of a micro-batch."""
+_DEFAULT_OPTIONS = MemoryOptions()  # frozen: one shared default instance is safe
 
 
 @dataclass(frozen=True)
@@ -92,7 +100,8 @@ class LayoutPlan:
                         "activations_gib": round(s["activations"] / GIB, 3),
                         "chunk_activations_gib": [round(c / GIB, 3) for c in s["chunks"]]} for s in self.stages()],
             "resident_outside_update_gib": round(mem.resident_outside_update / GIB, 2),
-            "recompute_tried": [{"recompute": label, "memory_gib_per_device": round(gib, 2)} for label, gib in self.tried],
+            "recompute_tried": [{"recompute": label, "memory_gib_per_device": round(gib, 2)}
+                                for label, gib in self.tried],
             "fits": self.fits,
             "overrides": list(self.overrides),
         }
@@ -145,7 +154,8 @@ def enumerate_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, seq_len:
                 pipes = _pipelines(spec, pp, interleave)
             else:
                 split = balanced_pipeline_split(spec.num_layers, pp)
-                pipes = [] if split is None else [(*split, None)] + [p for p in _pipelines(spec, pp, interleave) if p[2]]
+                pipes = ([] if split is None
+                         else [(*split, None)] + [p for p in _pipelines(spec, pp, interleave) if p[2]])
             for first, last, vpp in pipes:
                 for cp in _divisors(world // (tp * pp)):
                     for algo, degree in cp_variants(spec, tp, cp, seq_len, algorithms):
@@ -201,7 +211,7 @@ def _choose(prof, layout: Layout, limit: float, ladder: list[Recompute], chunk: 
 
 
 def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_memory_gib: float = 64.0,
-                 options: MemoryOptions = MemoryOptions(), release: Optional[str] = DEFAULT_RELEASE,
+                 options: MemoryOptions = _DEFAULT_OPTIONS, release: Optional[str] = DEFAULT_RELEASE,
                  sort: str = "throughput", interleave: bool = False) -> list[LayoutPlan]:
     """Every valid layout with its lowest-peak split and cheapest fitting recompute, ranked best first.
 

@@ -182,10 +182,12 @@ def layout_from_role(sizes_and_dict: Mapping[str, Any]) -> Layout:
     vpp = _size(sizes_and_dict.get(_SIZE_KEYS["vpp"]), None)
     granularity = otc.get("recompute_granularity")
     if granularity == "full":
-        recompute = Recompute("full", otc.get("recompute_method") or "uniform", _size(otc.get("recompute_num_layers"), 1))
+        recompute = Recompute("full", otc.get("recompute_method") or "uniform",
+                              _size(otc.get("recompute_num_layers"), 1))
     elif granularity == "selective":
         modules = otc.get("recompute_modules")
-        recompute = Recompute("selective", modules=tuple(modules) if isinstance(modules, (list, tuple)) else ("core_attn",))
+        recompute = Recompute("selective",
+                              modules=tuple(modules) if isinstance(modules, (list, tuple)) else ("core_attn",))
     else:
         recompute = NO_RECOMPUTE
     return Layout(

@@ -12,9 +12,10 @@ __all__ = ["layout_overrides"]
 _ACTOR = "actor_rollout_ref.actor.megatron"
 _REF = "actor_rollout_ref.ref.megatron"
 _OTC = f"++{_ACTOR}.override_transformer_config"  # ++ adds or replaces: safe on any launch line
+_DEFAULT_OPTIONS = MemoryOptions()  # frozen: one shared default instance is safe
 
 
-def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = MemoryOptions()) -> tuple[str, ...]:
+def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = _DEFAULT_OPTIONS) -> tuple[str, ...]:
     """Hydra overrides selecting ``layout`` (and the run options the estimate assumed) for actor and ref.
 
     The ref inherits the actor's ``override_transformer_config``; writing under the ref's dict

@@ -21,9 +21,9 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from .. import catalog, eras
 from ..catalog import OTC, universe
 from ..errors import ConfigError, Issue
+from ..i18n import tr
 from ..rules import RULES
 from ..rules._base import Context, warning
-from ..i18n import tr
 from ..simulate import Build, RoleInput, Simulation, active_roles, read_role, simulate, world_size
 from ._finalize import injected_dict
 from ._keys import check_megatron_keys, check_otc_keys, uncovered_switches

@@ -239,4 +239,5 @@ def occupied(cfg: Any, path: str) -> bool:
         return False
 
 
-__all__ = ["DROP_RULES", "has_path", "keys_at", "occupied", "group", "group_option_issue", "history_issue", "rejected_issue"]
+__all__ = ["DROP_RULES", "has_path", "keys_at", "occupied", "group", "group_option_issue", "history_issue",
+           "rejected_issue"]

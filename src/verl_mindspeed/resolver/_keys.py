@@ -12,9 +12,9 @@ from typing import Any, Iterable, Optional, Sequence
 
 from .. import catalog
 from ..catalog import universe, verl_keys
-from ..overrides import split_override
 from ..errors import Issue
 from ..i18n import tr
+from ..overrides import split_override
 from ..rules._base import error, fmt, note, warning
 from ._history import has_path, history_issue, keys_at, rejected_issue
 from ._suggest import nearest
@@ -24,7 +24,7 @@ def check_otc_keys(prefix: str, raw: dict[str, Any], *, strict: bool) -> list[Is
     known = universe.known_otc_keys()
     preferred = [f.name for f in catalog.flags("otc")]
     issues = []
-    for name, value in raw.items():
+    for name, _value in raw.items():
         if name in known:
             continue
         path = f"{prefix}.{catalog.OTC}.{name}"
@@ -149,7 +149,8 @@ def _near_sibling(cfg: Any, key: str, value: str, user_paths: frozenset[str]) ->
     if near is None:
         return []
     fixed = f"{parent}.{near}"
-    return [warning(key, tr("'{leaf}' is not a key of verl's '{parent}' section (verl does not read it); did you mean '{near}'?",
+    return [warning(key, tr("'{leaf}' is not a key of verl's '{parent}' section (verl does not read it); "
+                            "did you mean '{near}'?",
                             leaf=leaf, parent=parent, near=near), "unknown-key", suggestion=fixed,
                     override=f"{fixed}={value}")]
 

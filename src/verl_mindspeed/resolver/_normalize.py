@@ -17,7 +17,6 @@ from ..i18n import tr
 from ..rules._base import error, fmt, note, warning
 
 
-
 def noop_layers_string(value: Any) -> tuple[Optional[str], Optional[str]]:
     """(digit string, None) for a valid layer set, or (None, reason).
 

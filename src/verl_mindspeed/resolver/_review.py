@@ -10,8 +10,8 @@ import shlex
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
-from ..overrides import split_override
 from ..errors import Issue, Location
+from ..overrides import split_override
 from ._history import group, occupied
 from ._keys import check_added_keys
 from ._suggest import value_fix

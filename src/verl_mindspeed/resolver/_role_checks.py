@@ -54,7 +54,8 @@ def _numeric_text(value: Any) -> bool:
 def check_otc_values(prefix: str, otc: dict[str, Any], release: str) -> list[Issue]:
     """Catalogue flags by their declared type; other keys by MindSpeed's or Megatron's argparse spec."""
     issues = []
-    ms_release, ms_all, mg = universe.mindspeed_args(release), universe.mindspeed_args(), universe.megatron_training_args()
+    ms_release, ms_all = universe.mindspeed_args(release), universe.mindspeed_args()
+    mg = universe.megatron_training_args()
     for name, value in otc.items():
         flag = catalog.flag(name, "otc")
         if flag is not None:

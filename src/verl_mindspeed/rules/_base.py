@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, Optional
 
+from .._version import release_tuple
 from ..catalog import universe
 from ..errors import Issue, Severity
-from ..simulate import Build, fmt
-from ..simulate import as_int as _int
-from .._version import release_tuple
-
+from ..simulate import Build
+from ..simulate import as_int as _int  # noqa: F401  re-exported: the rules import _int from here
+from ..simulate import fmt as fmt  # re-exported: the rules and the resolver import fmt from here
 
 RoleView = Build
 """What a role rule sees: one role's frozen build (:class:`verl_mindspeed.simulate.Build`)."""

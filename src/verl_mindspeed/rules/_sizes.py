@@ -77,7 +77,7 @@ def fix_world(role: RoleView, ctx: Context, names: tuple[str, ...]) -> Optional[
     best: Optional[tuple[float, str, int]] = None
     for name in names:
         current = role.size(name)
-        value = _nearest(current, lambda n: _CHECKS[name](role, ctx, n), ctx.world_size or _LIMIT)
+        value = _nearest(current, lambda n, name=name: _CHECKS[name](role, ctx, n), ctx.world_size or _LIMIT)
         if value is not None:
             cost = max(value, current) / min(value, current)
             if best is None or cost < best[0]:

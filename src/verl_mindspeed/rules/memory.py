@@ -151,7 +151,8 @@ def recompute_modules(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if "mla_up_proj" in modules and not mla and (ctx.model is not None or
                                                  role.built.get("multi_latent_attention") is False):
         yield error(
-            role.key("recompute_modules"), tr("recompute_modules with mla_up_proj requires multi_latent_attention=True"),
+            role.key("recompute_modules"),
+            tr("recompute_modules with mla_up_proj requires multi_latent_attention=True"),
             "recompute-modules",
         )
 

@@ -162,7 +162,8 @@ def noop_layers_match_model(role: RoleView, ctx: Context) -> Iterable[Issue]:
     spec, indices = _model(ctx), noop_indices(role)
     if not spec or not indices:
         return
-    text, declared, wanted = role.built["noop_layers"], _int(role.given.get("num_layers")), spec.num_layers + len(indices)
+    text, declared = role.built["noop_layers"], _int(role.given.get("num_layers"))
+    wanted = spec.num_layers + len(indices)
     if declared is None:
         bad = [i for i in indices if i >= spec.num_layers]
         yield error(role.key("noop_layers"), tr(

@@ -47,7 +47,8 @@ def permute_fusion_dispatcher(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if role.get("moe_expert_capacity_factor") is not None and not role.on("moe_pad_expert_input_to_capacity"):
         yield error(
             role.key("moe_expert_capacity_factor"),
-            tr("fused permute/unpermute with moe_expert_capacity_factor requires moe_pad_expert_input_to_capacity=True"),
+            tr("fused permute/unpermute with moe_expert_capacity_factor requires "
+               "moe_pad_expert_input_to_capacity=True"),
             "permute-fusion-dispatcher", override=role.set_line("moe_pad_expert_input_to_capacity", True),
         )
 

@@ -63,8 +63,8 @@ def _engine_size(role: RoleView, name: str) -> Optional[int]:
 
 @rule("dict-sizes-agree", holds_for="verl 0.6.0 and later",
       cites="verl 0.9.1 verl/workers/engine/megatron/transformer_impl.py _build_tf_config (provider_overrides[key] = "
-            "value, after the engine's sizes); mbridge set_extra_args; verl/workers/engine/mindspeed/transformer_impl.py "
-            "_mindspeed_repatch")
+            "value, after the engine's sizes); mbridge set_extra_args; "
+            "verl/workers/engine/mindspeed/transformer_impl.py _mindspeed_repatch")
 def dict_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """A parallel size in the dict replaces the one the model's config would get (the engine's, or on the legacy
     paths the process groups'), while Megatron's process groups keep theirs: the model is split for one size and
@@ -85,8 +85,9 @@ def dict_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if isinstance(written, bool) and written != engine_sp and not (written and role.tp == 1):
         yield warning(
             role.key("sequence_parallel"),
-            tr("override_transformer_config.sequence_parallel={value} overrides the engine's sequence_parallel={engine}: "
-               "the model is built with the dict's value", value=fmt(written), engine=fmt(engine_sp)),
+            tr("override_transformer_config.sequence_parallel={value} overrides the engine's "
+               "sequence_parallel={engine}: the model is built with the dict's value",
+               value=fmt(written), engine=fmt(engine_sp)),
             "dict-sizes-agree", override=role.mset_line("sequence_parallel", written),
         )
 

@@ -27,8 +27,8 @@ from ..errors import ConfigError, Issue
 from ..i18n import tr
 from ..overrides import hydra_value
 from ..resolver._normalize import normalize
-from ._generated import MegatronSettings, MindSpeedConfigFields, TransformerOverrides
 from ._base import SECTIONS
+from ._generated import MegatronSettings, MindSpeedConfigFields, TransformerOverrides
 
 SECTIONS[:] = [(TransformerOverrides, "MindSpeedConfig(override_transformer_config=TransformerOverrides(...))"),
                (MegatronSettings, "MindSpeedConfig(...)")]

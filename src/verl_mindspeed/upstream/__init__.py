@@ -22,7 +22,7 @@ from ..i18n import default_lang, render, tr
 from ._case import case_of, model_kwargs
 from ._env import ensure, envs_dir, python_for, ready, requirements
 from ._findings import HARNESS, RULE, findings
-from ._pool import Pool, Worker, WorkerError, harness_digest
+from ._pool import Pool, Worker, WorkerError
 from ._sources import LINES, SourceError, Sources, cache_root, extract, locate
 
 __all__ = ["HARNESS", "LINES", "Pool", "RULE", "SourceError", "Sources", "Worker", "WorkerError", "cache_root",

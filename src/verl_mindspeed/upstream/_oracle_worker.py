@@ -197,9 +197,9 @@ class Oracle:
         self._install_log_capture()
         self.adaptor = self._import_adaptor()
         self.has_repatch = hasattr(self.adaptor, "repatch")
-        from mindspeed.features_manager.features_manager import MindSpeedFeaturesManager
-        from mindspeed.features_manager.feature import MindSpeedFeature
         import mindspeed.patch_utils as patch_utils
+        from mindspeed.features_manager.feature import MindSpeedFeature
+        from mindspeed.features_manager.features_manager import MindSpeedFeaturesManager
 
         self.manager = MindSpeedFeaturesManager
         self.patch_utils = patch_utils
