@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import catalog
 from .catalog import Flag
+from .i18n import render, tr
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = "<!-- Generated from src/verl_mindspeed/catalog by `python -m verl_mindspeed.docs_gen`. Do not edit. -->\n"
@@ -82,45 +83,41 @@ def _md_cell(text: str) -> str:
 
 
 def features_markdown(lang: str = "en") -> str:
-    zh = lang == "zh"
-    out = [HEADER]
-    out.append("# MindSpeed 特性与融合算子\n" if zh else "# MindSpeed features and fused operators\n")
-    for kind, title, title_zh in (("feature", "Features", "特性支持列表"),
-                                  ("fused_op", "Fused operators", "融合算子支持列表")):
-        out.append(f"\n## {title_zh if zh else title}\n")
-        out.append("| 特性名称 | 配置参数 | 状态 | 说明 |" if zh
-                   else "| Feature | Config keys | Status | What it does |")
+    """The feature pages in ``lang``: every text through the message catalogue, as the CLI prints it."""
+    say = lambda text: render(text, lang)  # noqa: E731
+    out = [HEADER, say(tr("# MindSpeed features and fused operators")) + "\n"]
+    for kind, title in (("feature", tr("Features")), ("fused_op", tr("Fused operators"))):
+        out.append(f"\n## {say(title)}\n")
+        out.append(say(tr("| Feature | Config keys | Status | What it does |")))
         out.append("|---|---|---|---|")
         for f in (x for x in catalog.FEATURES if x.kind == kind):
-            keys = "<br>".join(f"`{k}`" + ((f"（指南写作 `{g}`，是别名）" if zh
-                                             else f" (the guide's `{g}` is an alias)") if g else "")
+            keys = "<br>".join(f"`{k}`" + (say(tr(" (the guide's `{alias}` is an alias)", alias=g)) if g else "")
                                for k, g in f.keys)
-            desc = f.description_zh if zh else f.description
+            desc = say(f.description)
             if f.source != "seed":
-                desc += "（来自 MindSpeed 的 verl 指南）" if zh else " (row from MindSpeed's own verl guide)"
-            out.append(f"| {f.name_zh if zh else f.name} | {keys} | {f.status} | {_md_cell(desc)} |")
-    out.append("\n## 参数详情\n" if zh else "\n## Every key\n")
+                desc += say(tr(" (row from MindSpeed's own verl guide)"))
+            out.append(f"| {say(f.name)} | {keys} | {f.status} | {_md_cell(desc)} |")
+    out.append("\n" + say(tr("## Every key")) + "\n")
     for f in catalog.FEATURES:
-        out.append(f"\n### {f.name_zh if zh else f.name} (`{f.id}`)\n")
-        out.append(("| 参数 | 类型 | 取值 | 默认 | 传给 | 说明 |" if zh else
-                    "| Key | Type | Values | Default | Feeds | Meaning |"))
+        out.append(f"\n### {say(f.name)} (`{f.id}`)\n")
+        out.append(say(tr("| Key | Type | Values | Default | Feeds | Meaning |")))
         out.append("|---|---|---|---|---|---|")
         for fl in f.flags:
             where = "megatron." if fl.where == "megatron" else "megatron.override_transformer_config."
             values = ", ".join(f"`{c}`" for c in fl.choices) or (f">= {fl.minimum}" if fl.minimum else "")
             if fl.nullable:
                 values += ", `null`" if values else "`null`"
-            help_text = fl.help_zh if zh else fl.help
+            help_text = say(fl.help)
             if fl.aliases:
-                help_text += (" 别名：" if zh else " Aliases: ") + ", ".join(f"`{a}`" for a in fl.aliases)
+                help_text += say(tr(" Aliases: {aliases}", aliases=", ".join(f"`{a}`" for a in fl.aliases)))
             out.append(f"| `{where}{fl.name}` | {fl.type} | {values} | {_md_cell(_default_text(fl))} | "
                        f"{_md_cell(fl.feeds)} | {_md_cell(help_text)} |")
         extra = []
         if f.companions:
-            extra.append(("配套设置：" if zh else "Companion settings: ") + ", ".join(f"`{c}`" for c in f.companions))
-        extra += list(f.notes_zh if zh else f.notes)
+            extra.append(say(tr("Companion settings: {keys}", keys=", ".join(f"`{c}`" for c in f.companions))))
+        extra += [say(n) for n in f.notes]
         if f.rules:
-            extra.append(("检查规则：" if zh else "Checked by rules: ") + ", ".join(f"`{r}`" for r in f.rules))
+            extra.append(say(tr("Checked by rules: {rules}", rules=", ".join(f"`{r}`" for r in f.rules))))
         out += ["", *(f"- {e}" for e in extra)] if extra else []
     out.append("")
     return "\n".join(out)

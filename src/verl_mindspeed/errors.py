@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Iterable, Literal, Optional
 
-from .i18n import render, tr
+from .i18n import render, trn
 
 Severity = Literal["error", "warning", "note"]
 
@@ -67,7 +67,8 @@ class ConfigError(ValueError):
 
     def render(self, lang: str = "en") -> str:
         """The message in ``lang``: a count, then one line per error."""
-        head = render(tr("{n} MindSpeed configuration error(s):", n=len(self.issues)), lang)
+        n = len(self.issues)
+        head = render(trn("{n} MindSpeed configuration error:", "{n} MindSpeed configuration errors:", n, n=n), lang)
         return "\n".join([head, *(f"  - {i.line(lang)}" for i in self.issues)])
 
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from .i18n import render
+
 GROUP = "mindspeed"
 PACKAGE = "verl_mindspeed.conf"
-#: Header lines in Chinese: each preset's file carries its description in both languages.
-ZH = "# zh:"
 
 
 def names() -> list[str]:
@@ -24,18 +24,16 @@ def names() -> list[str]:
 
 
 def description(name: str, lang: str = "en") -> str:
-    """The preset's header comment (what it is for, the MindSpeed release it needs), without ``#``: the English
-    lines, or with ``lang="zh"`` the ``# zh:`` lines the same file carries (English when it has none)."""
+    """The preset's header comment (what it is for, the MindSpeed release it needs), without ``#``, in ``lang``
+    (translated through the message catalogue, like every text)."""
     text = resources.files(PACKAGE).joinpath(GROUP, f"{name}.yaml").read_text(encoding="utf-8")
-    english, chinese = [], []
+    english = []
     for line in text.splitlines():
         if not line.startswith("#"):
             break
-        if line.startswith(ZH):
-            chinese.append(line[len(ZH):].strip())
-        elif not line.startswith("# @package"):
+        if not line.startswith("# @package"):
             english.append(line[1:].strip())
-    return "\n".join(chinese if lang == "zh" and chinese else english)
+    return render("\n".join(english), lang)
 
 
 def compose(name: str, with_hydra: bool = False) -> DictConfig:

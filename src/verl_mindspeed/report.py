@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from . import catalog
 from .errors import Issue
-from .i18n import render, tr
+from .i18n import Msg, render, tr, trn
 
 if TYPE_CHECKING:
     from .resolver import Resolution
@@ -72,7 +72,7 @@ def feature_table(roles: dict[str, dict[str, dict[str, Any]]], lang: str = "en")
     names = [r for r in ROLE_ORDER if r in roles]
     rows = [[render(LABELS["feature"], lang), *names]]
     for feature in catalog.FEATURES:
-        label = feature.name_zh if lang == "zh" else feature.name
+        label = render(feature.name, lang)
         states = (feature_state(feature, roles[r]) for r in names)
         rows.append([label, *(render(LABELS[s], lang) if s in ("on", "off") else s for s in states)])
     return table(rows)
@@ -133,10 +133,15 @@ def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en",
         lines.append(f"{render(LABELS['injected'], lang)}: {', '.join(injected)}")
     roles = ", ".join(r for r in ROLE_ORDER if r in res.roles) or "-"
     verdict = render(LABELS["failed"] if failed(res, fail_on) else LABELS["ok"], lang)
-    summary = tr("{n_err} error(s), {n_warn} warning(s); roles checked: {roles}",
-                 n_err=len(res.errors), n_warn=len(res.warnings), roles=roles)
+    summary = tr("{counts}; roles checked: {roles}", counts=counts(len(res.errors), len(res.warnings)), roles=roles)
     lines.append(f"{verdict}: {render(summary, lang)}; {elapsed:.2f} s")
     return "\n".join(lines)
+
+
+def counts(n_err: int, n_warn: int) -> Msg:
+    """``2 errors, 1 warning`` in the reader's language."""
+    return tr("{errors}, {warnings}", errors=trn("{n} error", "{n} errors", n_err, n=n_err),
+              warnings=trn("{n} warning", "{n} warnings", n_warn, n=n_warn))
 
 
 def json_report(res: "Resolution", lang: str = "en", fail_on: str = "error") -> dict[str, Any]:

@@ -13,6 +13,7 @@ from helpers import ROOT
 from verl_mindspeed import catalog
 from verl_mindspeed.cli import main
 from verl_mindspeed.docs_gen import features_markdown, generated_files
+from verl_mindspeed.i18n import render
 
 
 def test_counts_and_kinds():
@@ -26,10 +27,11 @@ def test_ids_unique_and_both_languages():
     ids = [f.id for f in catalog.FEATURES]
     assert len(ids) == len(set(ids))
     for f in catalog.FEATURES:
-        assert f.name and f.name_zh and f.description and f.description_zh
+        assert f.name and render(f.name, "zh") and f.description
+        assert re.search(r"[\u4e00-\u9fff]", render(f.description, "zh")), f"{f.id}: description has no Chinese"
         for fl in f.flags:
-            assert fl.help and fl.help_zh and fl.feeds, fl.name
-            assert re.search(r"[\u4e00-\u9fff]", fl.help_zh), f"{fl.name}: help_zh has no Chinese"
+            assert fl.help and fl.feeds, fl.name
+            assert re.search(r"[\u4e00-\u9fff]", render(fl.help, "zh")), f"{fl.name}: help has no Chinese"
 
 
 def test_seed_permute_name_is_an_alias_of_the_real_flags():

@@ -96,7 +96,7 @@ def test_pre_commit_hook_runs_on_the_examples(base_cfg, tmp_path):
     files = [str(p.relative_to(ROOT)) for p in EXAMPLES]
     proc = subprocess.run(command + files, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert f"{len(files)} file(s) checked: 0 with errors" in proc.stdout
+    assert f"{len(files)} files checked: 0 with errors" in proc.stdout
     bad, _ = bad_args_file(tmp_path)
     proc = subprocess.run(command + [str(bad)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "unknown key 'use_flash_atn'" in proc.stdout

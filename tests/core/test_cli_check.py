@@ -79,14 +79,14 @@ def test_text_report(base_cfg, capsys):
     assert "Fused MoE permute/unpermute" in out and "Errors (2)" in out
     assert f"fix:  +{O}use_fused_rmsnorm=True" in out
     assert f"fix:  +{O}use_fused_moe_token_permute_and_unpermute=True" in out
-    assert "FAILED: 2 error(s), 0 warning(s)" in out
+    assert "FAILED: 2 errors, 0 warnings" in out
 
 
 def test_text_report_through_a_preset(base_cfg, capsys):
     """With +mindspeed=<preset> the callback writes the real flag: the guide's name is only a warning."""
     code = main(["check", *BASE, "+mindspeed=validate", f"+{O}fused_permute_and_unpermute=True"])
     out = capsys.readouterr().out
-    assert code == 0 and "Warnings (1)" in out and "OK: 0 error(s), 1 warning(s)" in out
+    assert code == 0 and "Warnings (1)" in out and "OK: 0 errors, 1 warning" in out
 
 
 def test_console_entry_point_runs_in_a_subprocess(base_cfg):

@@ -14,7 +14,7 @@ SCRIPT = ROOT / "tests" / "fixtures" / "scripts" / "one_step_off_mindspeed_npu.s
 def test_quiet_prints_only_the_problems_and_the_verdict(base_cfg, capsys):
     assert main(["check", "--quiet", *BASE, f"+{O}use_flash_atn=True"]) == 1
     out = capsys.readouterr().out
-    assert "use_flash_atn" in out and out.rstrip().splitlines()[-1].startswith("FAILED: 1 error(s)")
+    assert "use_flash_atn" in out and out.rstrip().splitlines()[-1].startswith("FAILED: 1 error,")
     assert "Tensor parallelism" not in out and "Notes" not in out and "verl-mindspeed check  |" not in out
     assert main(["check", *BASE, f"+{O}use_flash_atn=True"]) == 1
     assert "Tensor parallelism" in capsys.readouterr().out  # the full report keeps the feature table
@@ -57,4 +57,4 @@ def test_check_files_is_quiet_and_names_what_it_skipped(base_cfg, tmp_path, caps
     assert f"== {async_launch}" in out  # a fully-async launch is a verl entry: checked, not skipped
     assert f"skipped {other}: launches sglang.launch_server, not a verl entry" in out
     assert "Tensor parallelism" not in out  # quiet by default
-    assert "2 file(s) checked" in out and "1 skipped" in out
+    assert "2 files checked" in out and "1 skipped" in out

@@ -41,7 +41,7 @@ def test_on_run_start_injects_into_the_object_it_receives(capsys):
     actor = OmegaConf.to_container(OmegaConf.select(cfg, f"{A}.{OTC}"))
     assert actor["recompute_granularity"] is None and actor["moe_token_dispatcher_type"] == "alltoall"
     out = capsys.readouterr().out
-    assert "OK: 0 error(s)" in out and "roles checked: actor, ref, critic" in out
+    assert "OK: 0 errors" in out and "roles checked: actor, ref, critic" in out
 
 
 def test_errors_exit_before_anything_else_and_leave_the_config_untouched(capsys):
@@ -71,7 +71,7 @@ def test_options_reach_the_callback(capsys):
     cfg = compose_argv(BASE + ["+mindspeed=validate"]).cfg
     MindSpeedCallback(quiet=True, release="2.2.0_core_r0.12.1").on_run_start(cfg)
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and out[0].startswith("OK: 0 error(s)")
+    assert len(out) == 1 and out[0].startswith("OK: 0 errors")
 
 
 def test_the_callback_imports_neither_torch_nor_verl():

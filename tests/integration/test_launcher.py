@@ -42,7 +42,7 @@ def test_verl_main_body_receives_the_injected_config(monkeypatch, tmp_path, caps
         otc = OmegaConf.to_container(OmegaConf.select(config, f"{prefix}.{OTC}"), resolve=True)
         assert otc["use_fused_moe_token_permute_and_unpermute"] is True and "fused_permute_and_unpermute" not in otc
         assert otc["use_fused_rmsnorm"] is True and otc["normalization"] == "RMSNorm"
-    assert "OK: 0 error(s)" in capsys.readouterr().out
+    assert "OK: 0 errors" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("how", ["module", "console-script"])

@@ -47,6 +47,7 @@ def test_the_wheel_holds_every_preset_and_the_plugin(wheel):
     assert "hydra_plugins/verl_mindspeed/verl_mindspeed_searchpath.py" in names
     assert "hydra_plugins/__init__.py" not in names  # a namespace package shared with every Hydra plugin
     assert "verl_mindspeed/catalog/data/known_keys.json" in names
+    assert "verl_mindspeed/i18n/locale/zh/LC_MESSAGES/verl_mindspeed.mo" in names  # the Chinese the package reads
     sources = {str(p.relative_to(ROOT / "src")) for p in (ROOT / "src").rglob("*.py")}
     assert sources <= names
 
@@ -68,13 +69,17 @@ def test_check_with_a_preset_from_the_installed_wheel(venv, tmp_path):
     proc = subprocess.run([str(venv / "bin" / "verl-mindspeed"), "check", "--config-name=ppo_megatron_trainer",
                            "+mindspeed=dense"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Fused RMSNorm" in proc.stdout and "OK: 0 error(s)" in proc.stdout
+    assert "Fused RMSNorm" in proc.stdout and "OK: 0 errors" in proc.stdout
     rmsnorm = next(line for line in proc.stdout.splitlines() if line.startswith("Fused RMSNorm"))
     assert rmsnorm.split()[2] == "on"
     listing = subprocess.run([str(venv / "bin" / "verl-mindspeed"), "presets"], capture_output=True, text=True,
                              cwd=tmp_path, check=True).stdout
     assert all(name in listing for name in ("validate", "dense", "moe", "long_context", "memory_saving", "mla_moe",
                                             "mc2"))
+    chinese = subprocess.run([str(venv / "bin" / "verl-mindspeed"), "check", "--lang", "zh",
+                              "--config-name=ppo_megatron_trainer", "+mindspeed=dense"], capture_output=True,
+                             text=True, timeout=120, cwd=tmp_path).stdout
+    assert "融合 RMSNorm" in chinese and "0 个错误" in chinese  # the compiled catalogue ships in the wheel
 
 
 def test_verl_main_ppo_finds_the_presets_of_the_installed_wheel(venv, tmp_path):

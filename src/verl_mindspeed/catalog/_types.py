@@ -29,9 +29,7 @@ class Flag:
     type: ValueType
     """Value type. ``layers`` is a set of layer indices that MindSpeed reads as the digit string ``"0,7"``."""
     help: str
-    """One English sentence: what the flag does."""
-    help_zh: str
-    """The same sentence in Chinese."""
+    """One English sentence: what the flag does (translated through the message catalogue, like all text)."""
     feeds: str
     """The MindSpeed or Megatron argument the key ends up in, e.g. ``MindSpeed --use-flash-attn``."""
     choices: tuple[str, ...] = ()
@@ -66,20 +64,19 @@ class Feature:
     id: str
     """Stable identifier used by the CLI, the docs and rule references."""
     name: str
-    name_zh: str
+    """The feature's name in English; this, the description, the notes and each flag's help are translated
+    through the message catalogue (``verl_mindspeed/i18n/locale``), like every other text."""
     kind: Literal["feature", "fused_op"]
     status: Literal["Preview", "Released", "Dev"]
     source: Literal["seed", "mindspeed-verl-guide"]
     """``seed``: a row of the verl feature guide; ``mindspeed-verl-guide``: a row MindSpeed's own verl guide adds."""
     description: str
-    description_zh: str
     seed_keys: tuple[str, ...]
     """The full config keys exactly as the guide writes them (actor, and ref where listed)."""
     flags: tuple[Flag, ...]
     companions: tuple[str, ...] = ()
     """Settings the feature needs alongside, as ``key=value`` (``key`` relative to the role's dict)."""
     notes: tuple[str, ...] = ()
-    notes_zh: tuple[str, ...] = ()
     rules: tuple[str, ...] = field(default=())
     """Ids of the cross-field rules that guard this feature (see ``verl_mindspeed.rules``)."""
 

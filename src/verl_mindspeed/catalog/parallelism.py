@@ -9,102 +9,86 @@ R = "actor_rollout_ref.ref.megatron"
 O = "override_transformer_config"
 
 
-def _size(name: str, help: str, help_zh: str, feeds: str, *, nullable: bool = False, default=1, note="") -> Flag:
+def _size(name: str, help: str, feeds: str, *, nullable: bool = False, default=1, note="") -> Flag:
     return Flag(
         name=name, where="megatron", type="int", minimum=1, nullable=nullable, default=default,
-        default_note=note or "verl's engine/megatron.yaml", help=help, help_zh=help_zh, feeds=feeds,
+        default_note=note or "verl's engine/megatron.yaml", help=help, feeds=feeds,
     )
 
 
 TP = Feature(
-    id="tp", name="Tensor parallelism (TP)", name_zh="张量并行 (TP)", kind="feature", status="Preview", source="seed",
+    id="tp", name="Tensor parallelism (TP)", kind="feature", status="Preview", source="seed",
     description="Splits each layer's weight matrices across devices.",
-    description_zh="将每层的权重矩阵切分到多个设备上。",
     seed_keys=(f"{A}.tensor_model_parallel_size", f"{R}.tensor_model_parallel_size"),
-    flags=(_size("tensor_model_parallel_size", "Number of devices each layer's matrices are split across.",
-                 "每层矩阵切分的设备数。", "megatron --tensor-model-parallel-size"),),
+    flags=(_size("tensor_model_parallel_size", "Number of devices each layer's matrices are split across.", "megatron --tensor-model-parallel-size"),),
     rules=("model-parallel-divides-world", "role-sizes-agree", "dict-sizes-agree", "sp-requires-tp",
            "mc2-requires-sp-tp"),
 )
 
 PP = Feature(
-    id="pp", name="Pipeline parallelism (PP)", name_zh="流水线并行 (PP)", kind="feature", status="Preview", source="seed",
+    id="pp", name="Pipeline parallelism (PP)", kind="feature", status="Preview", source="seed",
     description="Splits the layers into consecutive stages on different devices.",
-    description_zh="将模型的层按顺序切分为多个流水线阶段，放在不同设备上。",
     seed_keys=(f"{A}.pipeline_model_parallel_size", f"{R}.pipeline_model_parallel_size"),
     flags=(
-        _size("pipeline_model_parallel_size", "Number of pipeline stages.", "流水线阶段数。",
+        _size("pipeline_model_parallel_size", "Number of pipeline stages.",
               "megatron --pipeline-model-parallel-size"),
         _size("virtual_pipeline_model_parallel_size", "Model chunks per pipeline stage (interleaved schedule); null = off.",
-              "每个流水线阶段的虚拟模型块数（交错调度）；null 表示关闭。",
               "megatron --virtual-pipeline-model-parallel-size", nullable=True, default=None),
         Flag(name="num_layers_in_first_pipeline_stage", where="otc", type="int", minimum=1, nullable=True,
-             help="Layers on the first pipeline stage when the split is uneven.",
-             help_zh="流水线切分不均匀时第一阶段的层数。", feeds="TransformerConfig.num_layers_in_first_pipeline_stage"),
+             help="Layers on the first pipeline stage when the split is uneven.", feeds="TransformerConfig.num_layers_in_first_pipeline_stage"),
         Flag(name="num_layers_in_last_pipeline_stage", where="otc", type="int", minimum=1, nullable=True,
-             help="Layers on the last pipeline stage when the split is uneven.",
-             help_zh="流水线切分不均匀时最后一阶段的层数。", feeds="TransformerConfig.num_layers_in_last_pipeline_stage"),
+             help="Layers on the last pipeline stage when the split is uneven.", feeds="TransformerConfig.num_layers_in_last_pipeline_stage"),
     ),
     rules=("model-parallel-divides-world", "role-sizes-agree", "mbridge-vpp", "vpp-requires-pp",
            "uneven-pp-needs-middle"),
 )
 
 EP = Feature(
-    id="ep", name="Expert parallelism (EP)", name_zh="专家并行 (EP)", kind="feature", status="Preview", source="seed",
+    id="ep", name="Expert parallelism (EP)", kind="feature", status="Preview", source="seed",
     description="Places different MoE experts on different devices.",
-    description_zh="将 MoE 的不同专家放到不同设备上。",
     seed_keys=(f"{A}.expert_model_parallel_size", f"{R}.expert_model_parallel_size"),
-    flags=(_size("expert_model_parallel_size", "Number of devices the experts are spread across.",
-                 "专家分布的设备数。", "megatron --expert-model-parallel-size"),),
+    flags=(_size("expert_model_parallel_size", "Number of devices the experts are spread across.", "megatron --expert-model-parallel-size"),),
     rules=("expert-parallel-divides-world",),
 )
 
 ETP = Feature(
-    id="etp", name="Expert tensor parallelism (ETP)", name_zh="专家张量并行 (ETP)", kind="feature", status="Preview",
+    id="etp", name="Expert tensor parallelism (ETP)", kind="feature", status="Preview",
     source="seed",
     description="Splits each expert's matrices across devices; null means the same as TP.",
-    description_zh="将每个专家的矩阵切分到多个设备上；null 表示与 TP 相同。",
     seed_keys=(f"{A}.expert_tensor_parallel_size", f"{R}.expert_tensor_parallel_size"),
-    flags=(_size("expert_tensor_parallel_size", "Tensor-parallel size inside each expert; null = TP.",
-                 "专家内部的张量并行大小；null 表示等于 TP。", "megatron --expert-tensor-parallel-size",
+    flags=(_size("expert_tensor_parallel_size", "Tensor-parallel size inside each expert; null = TP.", "megatron --expert-tensor-parallel-size",
                  nullable=True, default=None, note="null: megatron uses TP"),),
     rules=("expert-parallel-divides-world",),
 )
 
 SP = Feature(
-    id="sp", name="Sequence parallelism (SP)", name_zh="序列并行 (SP)", kind="feature", status="Preview", source="seed",
+    id="sp", name="Sequence parallelism (SP)", kind="feature", status="Preview", source="seed",
     description="Splits LayerNorm and dropout activations along the sequence across the TP group.",
-    description_zh="在 TP 组内沿序列维切分 LayerNorm、Dropout 等激活。",
     seed_keys=(f"{A}.{O}.sequence_parallel",),
     flags=(Flag(name="sequence_parallel", where="otc", type="bool", default=True,
                 default_note="verl 0.9: megatron.sequence_parallel=True, turned off when TP=1",
-                help="Sequence parallelism in the TP group; needs TP > 1.",
-                help_zh="在 TP 组内开启序列并行；需要 TP > 1。", feeds="TransformerConfig.sequence_parallel"),),
+                help="Sequence parallelism in the TP group; needs TP > 1.", feeds="TransformerConfig.sequence_parallel"),),
     rules=("sp-requires-tp", "mc2-requires-sp-tp"),
 )
 
 CP = Feature(
-    id="cp", name="Context parallelism (CP)", name_zh="长序列并行 (CP)", kind="feature", status="Preview", source="seed",
+    id="cp", name="Context parallelism (CP)", kind="feature", status="Preview", source="seed",
     description="Splits long sequences across devices; the size must be set for verl and in the dict MindSpeed reads.",
-    description_zh="将长序列切分到多个设备上；需要同时设置 verl 的大小和 MindSpeed 读取的字典中的大小。",
     seed_keys=(f"{A}.context_parallel_size", f"{A}.{O}.context_parallel_size"),
     flags=(
-        _size("context_parallel_size", "Number of devices one sequence is split across (verl's process groups).",
-              "一条序列切分的设备数（verl 的进程组）。", "megatron --context-parallel-size"),
+        _size("context_parallel_size", "Number of devices one sequence is split across (verl's process groups).", "megatron --context-parallel-size"),
         Flag(name="context_parallel_size", where="otc", type="int", minimum=1,
              default_note="copied from megatron.context_parallel_size by verl 0.8+ and by this tool",
              help="The CP size MindSpeed's patches read; must equal megatron.context_parallel_size.",
-             help_zh="MindSpeed 补丁读取的 CP 大小；必须等于 megatron.context_parallel_size。",
              feeds="MindSpeed --context-parallel-size"),
     ),
     rules=("dict-sizes-agree", "model-parallel-divides-world", "cp-forces-flash-attn"),
 )
 
 CP_ALGO = Feature(
-    id="cp_algo", name="CP algorithm", name_zh="CP 算法", kind="feature", status="Preview",
+    id="cp_algo", name="CP algorithm", kind="feature", status="Preview",
     source="mindspeed-verl-guide",
     description="Which context-parallel algorithm MindSpeed uses: ring (megatron_cp_algo), Ulysses, or hybrid.",
-    description_zh="MindSpeed 使用的长序列并行算法：Ring（megatron_cp_algo）、Ulysses 或混合。",
     seed_keys=(f"{A}.{O}.context_parallel_algo",),
     flags=(
         Flag(name="context_parallel_algo", where="otc", type="str", process_wide=True,
@@ -112,14 +96,11 @@ CP_ALGO = Feature(
                       "adaptive_cp_algo", "hybrid_adaptive_cp_algo"),
              default="megatron_cp_algo", default_note="MindSpeed",
              help="Context-parallel algorithm; kvallgather_cp_algo needs MindSpeed 26.0.0 or later.",
-             help_zh="长序列并行算法；kvallgather_cp_algo 需要 MindSpeed 26.0.0 及以上。",
              feeds="MindSpeed --context-parallel-algo"),
         Flag(name="ulysses_degree_in_cp", where="otc", type="int", minimum=1, nullable=True, process_wide=True,
-             help="Ulysses degree inside the CP group for hybrid_cp_algo.",
-             help_zh="hybrid_cp_algo 中 CP 组内的 Ulysses 并行度。", feeds="MindSpeed --ulysses-degree-in-cp"),
+             help="Ulysses degree inside the CP group for hybrid_cp_algo.", feeds="MindSpeed --ulysses-degree-in-cp"),
         Flag(name="cp_window_size", where="otc", type="int", minimum=1, default=1, process_wide=True,
-             help="Ring attention window for megatron_cp_algo; in [1, CP) and a divisor of CP.",
-             help_zh="megatron_cp_algo 的环形注意力窗口；取值 [1, CP) 且整除 CP。", feeds="MindSpeed --cp-window-size"),
+             help="Ring attention window for megatron_cp_algo; in [1, CP) and a divisor of CP.", feeds="MindSpeed --cp-window-size"),
     ),
     rules=("cp-algo-release", "cp-window-size", "hybrid-cp-ulysses-degree", "cp-seq-length", "cp-forces-flash-attn"),
 )

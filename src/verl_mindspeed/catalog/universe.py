@@ -16,8 +16,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Optional
 
-from . import aliases, flag, flags
 from .._version import release_tuple
+from . import aliases, flag, flags
 
 #: MindSpeed release the checks target when none is given (newest known release branch).
 DEFAULT_RELEASE = "26.1.0_core_r0.12.1"

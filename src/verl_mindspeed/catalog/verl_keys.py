@@ -18,8 +18,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Optional
 
-from ..i18n import Msg, joined, tr
 from .._version import release_tuple
+from ..i18n import Msg, joined, tr
 
 BASE = "ppo_megatron_trainer"
 

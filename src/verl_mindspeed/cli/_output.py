@@ -11,7 +11,7 @@ import sys
 from typing import Any, Optional, Sequence
 
 from ..i18n import render, tr
-from ..report import SCHEMA_VERSION
+from ..report import SCHEMA_VERSION, counts
 from . import _annotate
 from ._args import prescan
 
@@ -58,8 +58,8 @@ def emit(payload: dict[str, Any], text_report: Optional[str], fmt: str, issues: 
         lines = _annotate.github(issues, lang, args_file)
         if lines:
             print("\n".join(lines))
-        print(render(tr("verl-mindspeed check: {n_err} error(s), {n_warn} warning(s)",
-                        n_err=len(payload["errors"]), n_warn=len(payload["warnings"])), lang))
+        print(render(tr("verl-mindspeed check: {counts}", counts=counts(len(payload["errors"]),
+                                                                     len(payload["warnings"]))), lang))
     else:
         print(text_report)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import EvaluationError
-from ..i18n import render, tr
+from ..i18n import render, tr, trn
 from ..launch import read_launch_file
 from ..report import SCHEMA_VERSION
 from . import _annotate, _output
@@ -107,9 +107,10 @@ def run(ns: argparse.Namespace) -> int:
             print(f"== {path}")
             print(text if c != 2 else f"verl-mindspeed check-files: {text}")
             print()
-    summary = tr("{n} file(s) checked: {n_fail} with errors, {n_bad} not evaluated; {n_skip} skipped (no verl launch)",
-                 n=len(results), n_fail=sum(r[1] == 1 for r in results), n_bad=sum(r[1] == 2 for r in results),
-                 n_skip=len(skipped))
+    summary = trn("{n} file checked: {n_fail} with errors, {n_bad} not evaluated; {n_skip} skipped (no verl launch)",
+                  "{n} files checked: {n_fail} with errors, {n_bad} not evaluated; {n_skip} skipped (no verl launch)",
+                  len(results), n=len(results), n_fail=sum(r[1] == 1 for r in results),
+                  n_bad=sum(r[1] == 2 for r in results), n_skip=len(skipped))
     if fmt == "text":
         for path in skipped:
             print(render(tr("skipped {path}: {why}", path=path, why=reasons[path]), ns.lang))

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import catalog
 from ..catalog import Feature
-from ..i18n import render, tr
+from ..i18n import render, tr, trp
 from ..report import table
 from ._args import add_common, choice
 
@@ -26,11 +26,12 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
 
 def feature_json(f: Feature) -> dict[str, Any]:
     return {
-        "id": f.id, "name": f.name, "name_zh": f.name_zh, "kind": f.kind, "status": f.status, "source": f.source,
+        "id": f.id, "name": f.name, "name_zh": render(f.name, "zh"), "kind": f.kind, "status": f.status,
+        "source": f.source,
         "keys": [key for key, _ in f.keys], "guide_keys": list(f.seed_keys), "aliases": list(f.aliases),
         "description": f.description,
-        "description_zh": f.description_zh, "companions": list(f.companions), "rules": list(f.rules),
-        "notes": list(f.notes), "notes_zh": list(f.notes_zh),
+        "description_zh": render(f.description, "zh"), "companions": list(f.companions), "rules": list(f.rules),
+        "notes": list(f.notes), "notes_zh": [render(n, "zh") for n in f.notes],
         "flags": [{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(fl).items()} for fl in f.flags],
     }
 
@@ -43,19 +44,19 @@ def as_json() -> str:
 
 
 #: Column headings and the words of the kind and status columns.
-WORDS = {"id": tr("id"), "name": tr("name"), "kind": tr("kind"), "status": tr("status"), "keys": tr("keys"),
+WORDS = {"id": trp("column", "id"), "name": trp("column", "name"), "kind": trp("column", "kind"),
+         "status": trp("column", "status"), "keys": trp("column", "keys"),
          "feature": tr("feature"), "fused_op": tr("fused operator"),
          "Preview": tr("Preview"), "Released": tr("Released"), "Dev": tr("Dev")}
 
 
 def as_table(lang: str) -> str:
-    zh = lang == "zh"
     say = lambda word: render(WORDS[word], lang)  # noqa: E731
     rows = [[say(w) for w in ("id", "name", "kind", "status", "keys")]]
     for f in catalog.FEATURES:
         for i, (key, guide) in enumerate(f.keys):
             shown = key + (render(tr("  (the guide's {alias} is an alias)", alias=guide), lang) if guide else "")
-            rows.append([f.id if i == 0 else "", (f.name_zh if zh else f.name) if i == 0 else "",
+            rows.append([f.id if i == 0 else "", render(f.name, lang) if i == 0 else "",
                          say(f.kind) if i == 0 else "", say(f.status) if i == 0 else "", shown])
     return table(rows)
 

@@ -18,7 +18,7 @@ from typing import Any, Optional
 from .. import eras
 from ..catalog.universe import DEFAULT_RELEASE, releases
 from ..errors import EvaluationError
-from ..i18n import LANGS, default_lang, tr
+from ..i18n import LANGS, default_lang, render, tr, trp
 from ..model import ModelSpec, active_parameters, load_model_spec, total_parameters
 from ..model.chart import component_names, render_html, render_svg, text_bar
 from ..model.layouts import MAX_LAYERS, MAX_WORLD, LayoutPlan, plan_layouts
@@ -116,8 +116,8 @@ def _real(args: argparse.Namespace, name: str, low: float, high: float, low_open
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
-        raise _Bad(tr("{flag} must be a number in {interval} (got {value})", flag=name, value=raw,
-                      interval=f"{'(' if low_open else '['}{low:g}, {high:g}]"))
+        interval = ("(" if low_open else "[") + f"{low:g}, {high:g}]"
+        raise _Bad(tr("{flag} must be a number in {interval} (got {value})", flag=name, value=raw, interval=interval))
     return value
 
 
@@ -213,9 +213,10 @@ def _print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: f
     else:
         say(tr("ranked by a step-time proxy (compute, recompute, pipeline bubble, communication volume; not a "
                "measurement), then peak memory; 'step' is relative to the fastest fitting layout"))
-    heads = ("#", "TP", "PP", "VPP", "CP", tr("CP algorithm").render(lang), "EP", "ETP", tr("first/last").render(lang),
-             tr("recompute").render(lang), tr("GiB/device").render(lang), tr("step").render(lang),
-             tr("fits").render(lang), tr("memory").render(lang))
+    heads = ("#", "TP", "PP", "VPP", "CP", trp("column", "CP algorithm"), "EP", "ETP", trp("column", "first/last"),
+             trp("column", "recompute"), trp("column", "GiB/device"), trp("column", "step"), trp("column", "fits"),
+             trp("column", "memory"))
+    heads = tuple(render(h, lang) for h in heads)
     print()
     print(_table([heads] + [_row(i, p, memory, lang) for i, p in enumerate(shown, 1)]))
     names = component_names(lang)
@@ -227,7 +228,8 @@ def _print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: f
     usable = [(row, p) for row, p in enumerate(shown, 1) if p.fits]
     limit = len(usable) if args.top is not None else DEFAULT_BLOCKS
     for row, plan in usable[:limit]:
-        print(f"\n# {tr('layout').render(lang)} {row}: {_label(plan)}, {plan.layout.recompute.label()}")
+        heading = trp("heading", "layout {row}", row=row).render(lang)
+        print(f"\n# {heading}: {_label(plan)}, {plan.layout.recompute.label()}")
         print("#   " + _why(plan, memory, lang))
         print(" \\\n".join(f"    {line}" for line in plan.overrides))
     if len(usable) > limit:
@@ -298,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
         plans = plan_layouts(spec, nnodes, per_node, device_memory_gib=memory, options=options,
                              release=args.mindspeed_release, sort=args.sort, interleave=interleave)
     except Exception as exc:  # noqa: BLE001 - plan prints one line, never a traceback
-        print(f"verl-mindspeed plan: {tr('cannot plan this model: {error}', error=exc).render(lang)}", file=sys.stderr)
+        print("verl-mindspeed plan: " + tr("cannot plan this model: {error}", error=exc).render(lang), file=sys.stderr)
         return 2
     plans = [p for p in plans if all(getattr(p.layout, name) == value for name, value in pinned.items())]
     seconds = time.perf_counter() - started
@@ -316,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             written = _write_chart(args.chart, spec, nnodes * per_node, memory, shown or plans[:10], lang)
         except OSError as exc:
-            print(f"verl-mindspeed plan: {tr('cannot write the chart: {error}', error=exc).render(lang)}",
+            print("verl-mindspeed plan: " + tr("cannot write the chart: {error}", error=exc).render(lang),
                   file=sys.stderr)
             return 2
         print(tr("chart written to {path}", path=written).render(lang), file=sys.stderr if args.json else sys.stdout)

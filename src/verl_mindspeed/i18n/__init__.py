@@ -1,24 +1,35 @@
-"""Messages in two languages: English text in the code, Chinese in a keyed catalogue.
+"""Messages in two languages: English in the code, every other language in a gettext catalogue.
 
-Every sentence a user reads is written once, in English, as a template::
+Every sentence a user reads is written once, in English, as a ``str.format`` template::
 
     tr("{switch}=True requires {need}=True", switch="use_ascend_mc2", need="sequence_parallel")
+    trn("{n} error", "{n} errors", n, n=n)              # plural forms (ngettext)
+    trp("column", "step")                               # a short label with its context (pgettext)
 
-``tr`` returns a :class:`Msg`: a ``str`` holding the English text (so it prints, compares and
-serializes like any string) that also remembers its template and parameters, so that
-``msg.render("zh")`` can fill the Chinese template of :data:`.zh.MESSAGES`. A test keeps the
-catalogue complete: every literal template passed to ``tr`` has a Chinese text with the same
-placeholders, and the catalogue holds nothing the code no longer says.
+Each returns a :class:`Msg`: a ``str`` holding the English text (so it prints, compares and serializes like any
+string) that also remembers its template and parameters, so that ``msg.render("zh")`` fills the translated
+template. The translations live in ``locale/<lang>/LC_MESSAGES/verl_mindspeed.po`` (compiled beside it to ``.mo``,
+read with the standard library's :mod:`gettext`); the catalogue's texts (feature names, descriptions, flag help)
+and the presets' descriptions go through the same catalogue. ``python tools/i18n.py update`` extracts the
+templates with Babel and merges them into the ``.po``; ``python tools/i18n.py compile`` writes the ``.mo``.
+``tests/core/test_i18n.py`` fails when a template has no translation, a translation's placeholders differ, an
+entry is stale or fuzzy, or the ``.mo`` is older than the ``.po``.
 
-The language comes from ``--lang``, else from ``LC_ALL`` / ``LC_MESSAGES`` / ``LANG`` (``zh_*`` -> ``zh``).
+The language comes from ``--lang``, else from the locale variables as gettext reads them: ``LANGUAGE`` (unless
+the locale is ``C``), ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` (``zh_*`` -> ``zh``).
 """
 
 from __future__ import annotations
 
+import gettext
 import os
-from typing import Any, Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
 
 LANGS = ("en", "zh")
+DOMAIN = "verl_mindspeed"
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 
 
 class Msg(str):
@@ -26,25 +37,45 @@ class Msg(str):
 
     template: str
     params: Mapping[str, Any]
+    plural: Optional[str]
+    n: Optional[int]
+    context: Optional[str]
 
-    def __new__(cls, template: str, params: Mapping[str, Any]) -> "Msg":
-        self = super().__new__(cls, _fill(template, params, "en"))
-        self.template = template
-        self.params = dict(params)
+    def __new__(cls, template: str, params: Mapping[str, Any], plural: Optional[str] = None,
+                n: Optional[int] = None, context: Optional[str] = None) -> "Msg":
+        english = template if plural is None or n == 1 else plural
+        self = super().__new__(cls, _fill(english, params, "en"))
+        self.template, self.params, self.plural, self.n, self.context = template, dict(params), plural, n, context
         return self
 
     def render(self, lang: str = "en") -> str:
         if lang == "en":
             return str.__str__(self)
-        return _fill(_catalogue(lang).get(self.template, self.template), self.params, lang)
+        t = translations(lang)
+        if self.plural is not None:
+            text = (t.npgettext(self.context, self.template, self.plural, self.n) if self.context
+                    else t.ngettext(self.template, self.plural, self.n))
+        else:
+            text = t.pgettext(self.context, self.template) if self.context else t.gettext(self.template)
+        return _fill(text, self.params, lang)
 
     def __reduce__(self):  # pickle / deepcopy keep the template
-        return (Msg, (self.template, self.params))
+        return (Msg, (self.template, self.params, self.plural, self.n, self.context))
 
 
 def tr(template: str, /, **params: Any) -> Msg:
     """A message: ``template`` is English ``str.format`` text with named placeholders."""
     return Msg(template, params)
+
+
+def trn(singular: str, plural: str, n: int, /, **params: Any) -> Msg:
+    """A message whose form depends on the count ``n`` (``ngettext``); pass ``n`` again as a parameter to show it."""
+    return Msg(singular, params, plural=plural, n=n)
+
+
+def trp(context: str, template: str, /, **params: Any) -> Msg:
+    """A short text whose meaning needs a ``context`` to translate (``pgettext``): a column title, a label."""
+    return Msg(template, params, context=context)
 
 
 def joined(parts: Sequence[Any], sep: str = ";") -> Any:
@@ -57,22 +88,36 @@ def joined(parts: Sequence[Any], sep: str = ";") -> Any:
 
 
 def render(text: Any, lang: str = "en") -> str:
-    """``text`` in ``lang``: a :class:`Msg` renders itself; a plain string is looked up as a template."""
+    """``text`` in ``lang``: a :class:`Msg` renders itself; a plain string (catalogue text) is looked up as is."""
     if isinstance(text, Msg):
         return text.render(lang)
     if text is None:
         return ""
     text = str(text)
-    return text if lang == "en" else _catalogue(lang).get(text, text)
+    return text if lang == "en" or not text else translations(lang).gettext(text)
 
 
 def default_lang(environ: Mapping[str, str] = os.environ) -> str:
-    """``zh`` when the locale variables ask for Chinese, else ``en`` (``LC_ALL`` wins over ``LANG``)."""
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = environ.get(var)
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
+    """``zh`` when the locale variables ask for Chinese, else ``en``, in gettext's order: ``LANGUAGE`` (a list such
+    as ``zh_CN:en``; ignored when the locale is ``C``), then ``LC_ALL``, ``LC_MESSAGES``, ``LANG``."""
+    locale = next((environ[v] for v in ("LC_ALL", "LC_MESSAGES", "LANG") if environ.get(v)), "")
+    if locale.split(".")[0] not in ("C", "POSIX"):
+        for entry in environ.get("LANGUAGE", "").split(":"):
+            lang = _lang_of(entry)
+            if lang:
+                return lang
+    return _lang_of(locale) or "en"
+
+
+def _lang_of(value: str) -> Optional[str]:
+    value = value.strip().lower()
+    return next((lang for lang in LANGS if value.startswith(lang)), None)
+
+
+@lru_cache(maxsize=None)
+def translations(lang: str) -> gettext.NullTranslations:
+    """The compiled catalogue of ``lang`` (no translation for English, or a language without a catalogue)."""
+    return gettext.translation(DOMAIN, localedir=str(LOCALE_DIR), languages=[lang], fallback=True)
 
 
 def _fill(template: str, params: Mapping[str, Any], lang: str) -> str:
@@ -82,12 +127,4 @@ def _fill(template: str, params: Mapping[str, Any], lang: str) -> str:
     return template.format(**values)
 
 
-def _catalogue(lang: str) -> Mapping[str, str]:
-    if lang == "zh":
-        from .zh import MESSAGES
-
-        return MESSAGES
-    return {}
-
-
-__all__ = ["LANGS", "Msg", "default_lang", "joined", "render", "tr"]
+__all__ = ["LANGS", "Msg", "default_lang", "joined", "render", "tr", "trn", "trp", "translations"]

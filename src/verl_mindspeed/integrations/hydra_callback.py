@@ -32,7 +32,7 @@ from typing import Any, Optional
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from ..i18n import LANGS, default_lang, render, tr
+from ..i18n import LANGS, default_lang, render, tr, trn
 
 CALLBACK_KEY = "hydra.callbacks.verl_mindspeed"
 TARGET = "verl_mindspeed.integrations.hydra_callback.MindSpeedCallback"
@@ -76,8 +76,11 @@ class MindSpeedCallback(Callback):
         stream = sys.stdout if res.ok else sys.stderr
         print(text, file=stream, flush=True)
         if not res.ok:
-            message = tr("{n} MindSpeed configuration error(s); stopping before Ray starts (fix the overrides above, "
-                         "or check again with 'verl-mindspeed check ...')", n=len(res.errors))
+            n = len(res.errors)
+            message = trn("{n} MindSpeed configuration error; stopping before Ray starts (fix the override above, "
+                          "or check again with 'verl-mindspeed check ...')",
+                          "{n} MindSpeed configuration errors; stopping before Ray starts (fix the overrides above, "
+                          "or check again with 'verl-mindspeed check ...')", n, n=n)
             print(f"verl-mindspeed: {render(message, self.lang)}", file=sys.stderr, flush=True)
             raise SystemExit(1)
         from . import guard

@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException, UnsupportedInterpolationType
 
 from ..errors import Issue
-from ..i18n import tr
+from ..i18n import tr, trn
 from ..rules._base import error, note
 
 _ENV = re.compile(r"Environment variable '([^']+)' not found")
@@ -119,7 +119,10 @@ def unresolved(cfg: DictConfig) -> list[Issue]:
             hint = tr("{hint}; keys that refer to it fail too: {keys}", hint=hint, keys=", ".join(sorted(also)[:5]))
         out.append(error(path, text, "interpolation", hint))
     if unsupported:
-        out.append(note(unsupported[0], tr("{n} interpolation(s) use a resolver this check does not have (registered "
-                                           "by Hydra or verl at run time) and are not judged: {keys}",
-                                           n=len(unsupported), keys=", ".join(unsupported[:5])), "interpolation"))
+        n = len(unsupported)
+        out.append(note(unsupported[0], trn(
+            "{n} interpolation uses a resolver this check does not have (registered by Hydra or verl at run time) "
+            "and is not judged: {keys}",
+            "{n} interpolations use a resolver this check does not have (registered by Hydra or verl at run time) "
+            "and are not judged: {keys}", n, n=n, keys=", ".join(unsupported[:5])), "interpolation"))
     return out

@@ -36,9 +36,9 @@ def check_megatron_values(prefix: str, megatron: dict[str, Any]) -> list[Issue]:
             problem = check_flag(flag, megatron[flag.name])
             if problem:
                 fix = suggested_value(problem, megatron[flag.name], flag.minimum)
+                example = prefix + "." + flag.name + "='${oc.decode:${oc.env:NAME}}'"
                 hint = tr("a number read from the environment is a string: verl passes it on as one; decode it, "
-                          "quoted for Hydra, e.g. {example}",
-                          example=f"{prefix}.{flag.name}='${{oc.decode:${{oc.env:NAME}}}}'") \
+                          "quoted for Hydra, e.g. {example}", example=example) \
                     if _numeric_text(megatron[flag.name]) else ""
                 issues.append(error(f"{prefix}.{flag.name}", tr("{name} {problem}", name=flag.name, problem=problem),
                                     "value", hint=hint,

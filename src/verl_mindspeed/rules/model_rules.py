@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from ..errors import Issue
-from ..i18n import tr
+from ..i18n import tr, trn
 from ..model._constraints import balanced_pipeline_split, experts_split, ffn_split, heads_split, vpp_splits
 from ..model._layout import stage_layer_counts
 from ..model.spec import MLA_KEYS, ModelSpec
@@ -103,9 +103,11 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         return
     given = " and ".join(f"{n}={v}" for n, v in ((_FIRST, first), (_LAST, last)) if v is not None)
     middle_stages = pp - (first is not None) - (last is not None)
-    yield error(role.key(_FIRST if first is not None else _LAST), tr(
+    yield error(role.key(_FIRST if first is not None else _LAST), trn(
+        "{given} with pipeline_model_parallel_size={pp} require the remaining {middle} of {total} layers to fill "
+        "the {stages} middle stage, at least one layer",
         "{given} with pipeline_model_parallel_size={pp} require the remaining {middle} of {total} layers to split "
-        "evenly over {stages} middle stage(s), at least one layer each", given=given, pp=pp,
+        "evenly over {stages} middle stages, at least one layer each", middle_stages, given=given, pp=pp,
         middle=total - (first or 0) - (last or 0), total=total, stages=middle_stages), "model-layers-pp")
 
 

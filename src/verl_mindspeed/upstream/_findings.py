@@ -102,5 +102,5 @@ def _summary(kind: Optional[str], sim: Simulation, release: str, line: str, hand
     return note(sim.builds[sim.order[0]].otc_path,
                 tr("upstream: MindSpeed {release} with megatron-core {line} ran {ran} for {roles}: {verdict} "
                    "({seconds} s{cached}); {agree}", release=release, line=line, ran=ran,
-                   roles=", ".join(sim.order) or "-", verdict=kind or "?", seconds=f"{seconds:.1f}",
+                   roles=", ".join(sim.order) or "-", verdict=kind or "?", seconds=format(seconds, ".1f"),
                    cached=tr(", cached") if cached else "", agree=agree), RULE)
