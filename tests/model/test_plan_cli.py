@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from helpers import FIXTURES, ROOT
-from verl_mindspeed.cli import plan
+from verl_mindspeed.cli import main, plan
 from verl_mindspeed.model.memory import COMPONENTS
 
 MODELS = FIXTURES / "models"
@@ -23,11 +23,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def run(capsys, *argv):
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    plan.add_parser(parser.add_subparsers(dest="command"))
-    code = plan.run(parser.parse_args(["plan", *argv]))
+    code = main(["plan", *argv])
     return code, capsys.readouterr()
 
 
@@ -69,6 +65,47 @@ def test_text_table_in_both_languages(capsys):
 def test_bad_flags_exit_2_with_one_line(capsys, flags, fragment):
     code, out = run(capsys, *model_args(), *flags)
     assert code == 2 and out.out == "" and fragment in out.err and out.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (["--seq-len", "0"], "--seq-len must be a whole number >= 1 (got 0)"),
+    (["--nnodes", "70000"], "--nnodes must be at most 65536 (got 70000)"),
+    (["--headroom", "inf"], "--headroom must be a number in (0, 1]"),
+    (["--sort", "fastest"], "invalid value 'fastest'"),
+])
+def test_bad_flags_under_json_are_one_json_object_and_one_line(capsys, flags, fragment):
+    """As check: exit 2, one JSON object on stdout (exit_code 2, the message as 'fatal'), one line on stderr."""
+    code, out = run(capsys, *model_args(), "--json", *flags)
+    data = json.loads(out.out)
+    assert code == 2 and data["ok"] is False and data["exit_code"] == 2 and fragment in data["fatal"]
+    assert fragment in out.err and out.err.count("\n") == 1 and out.err.startswith("verl-mindspeed plan: ")
+
+
+def test_a_bad_number_is_in_the_users_language(capsys):
+    code, out = run(capsys, *model_args(), "--seq-len", "abc", "--lang", "zh")
+    assert code == 2 and out.err == "verl-mindspeed plan: --seq-len 必须是 >= 1 的整数（收到 abc）\n"
+
+
+def test_values_the_args_file_fills_in_get_the_command_lines_checks(capsys, tmp_path):
+    """--args-file fills options as text after parsing: the same check refuses a bad one, with the same line."""
+    launch = tmp_path / "launch.args"
+    launch.write_text((ROOT / "examples" / "qwen3_8b_dense_grpo.args").read_text() + "trainer.nnodes=0\n")
+    code, out = run(capsys, "--args-file", str(launch), "--model", str(MODELS / "Qwen3-8B"))
+    assert code == 2 and out.err == "verl-mindspeed plan: --nnodes must be a whole number >= 1 (got 0)\n"
+
+
+def test_help_is_in_the_users_language(capsys):
+    code, out = run(capsys, "--help", "--lang", "zh")
+    helps = {"--model": "config.json", "--seq-len": "序列", "--headroom": "0.9", "--top": "K", "--tp": "TP",
+             "--chart": "SVG", "--json": "JSON", "--lang": "语言"}
+    assert code == 0 and out.out.startswith("用法：verl-mindspeed plan")
+    lines = out.out.splitlines()
+    for flag, word in helps.items():  # each option's help (on its line or the next) is Chinese
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(flag + " "))
+        text = " ".join(lines[at:at + 2])
+        assert word in text and any("\u4e00" <= ch <= "\u9fff" for ch in text), flag
+    english = main(["plan", "--help", "--lang", "en"]) == 0 and capsys.readouterr().out
+    assert "tokens of one sequence" in english and "tokens of one sequence" not in out.out
 
 
 @pytest.mark.parametrize("key, value, fragment", [

@@ -33,9 +33,8 @@ def build_parser(lang: str = "en") -> _args.Parser:
                         help=render(tr("print the version of verl-mindspeed and exit"), lang))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=functools.partial(_args.Parser, lang=lang))
-    for module in (check, check_files, features, presets, run, upstream_env):
+    for module in (check, check_files, features, plan, presets, run, upstream_env):
         module.add_parser(sub, lang)
-    plan.add_parser(sub)
     return parser
 
 

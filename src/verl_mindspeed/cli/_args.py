@@ -2,6 +2,8 @@
 
 - :class:`Parser` turns every argparse error into :class:`UsageError` (exit 2, one line, or one
   JSON object with ``--json``) instead of printing and exiting.
+- :func:`whole` and :func:`real` check a number, as an argparse ``type`` or later, on a value filled in after
+  parsing (``plan --args-file``): one message naming the option, raised as :class:`UsageError`.
 - ``check`` and ``run`` take their own options anywhere in the line: :func:`split_own` separates
   them from the launch argv, which :func:`hydra_problems` then validates exactly as verl's
   ``@hydra.main`` entry would (Hydra's own argument parser), with a "did you mean" for a typo.
@@ -10,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from .._version import __version__
@@ -62,6 +65,44 @@ def choice(values: Sequence[str], lang: str) -> Callable[[str], str]:
             message = tr("invalid value {value!r}; did you mean {near!r}? (choose from {choices})",
                          value=text, near=near, choices=", ".join(values))
         raise argparse.ArgumentTypeError(render(message, lang))
+
+    return check
+
+
+def whole(flag: str, minimum: int = 1, maximum: Optional[int] = None) -> Callable[[Any], int]:
+    """A whole number in ``[minimum, maximum]`` for ``flag``: an argparse ``type``, and the check of a value filled in
+    after parsing. Anything else raises :class:`UsageError` (argparse lets it through unchanged, so the one line
+    says ``flag`` once, in the user's language)."""
+
+    def check(raw: Any) -> int:
+        try:
+            value: Optional[int] = int(str(raw), 10)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise UsageError(tr("{flag} must be a whole number >= {minimum} (got {value})", flag=flag,
+                                minimum=minimum, value=raw))
+        if maximum is not None and value > maximum:
+            raise UsageError(tr("{flag} must be at most {maximum} (got {value})", flag=flag, maximum=maximum,
+                                value=raw))
+        return value
+
+    return check
+
+
+def real(flag: str, low: float, high: float, low_open: bool = False) -> Callable[[Any], float]:
+    """A finite number in ``[low, high]`` (``(low, high]`` with ``low_open``) for ``flag``, as :func:`whole`."""
+
+    def check(raw: Any) -> float:
+        try:
+            value = float(str(raw))
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
+            interval = ("(" if low_open else "[") + f"{low:g}, {high:g}]"
+            raise UsageError(tr("{flag} must be a number in {interval} (got {value})", flag=flag,
+                                interval=interval, value=raw))
+        return value
 
     return check
 
@@ -207,4 +248,4 @@ def lang_of(args: Sequence[str]) -> str:
 
 
 __all__ = ["Parser", "UsageError", "add_common", "choice", "hydra_problems", "lang_of", "own_options", "prescan",
-           "reason", "split_own"]
+           "real", "reason", "split_own", "whole"]
