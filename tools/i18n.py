@@ -6,7 +6,8 @@
 
 The English texts come from three places, all in one catalogue:
 - the code: the literal first arguments of ``tr``, ``trn`` (singular, plural) and ``trp`` (context, text);
-- the feature catalogue: each feature's name, description and notes, each flag's help;
+- the feature catalogue: each feature's name, description and notes, each flag's help, each injection's reason,
+  and what each injection source and condition means;
 - the presets: each ``conf/mindspeed/*.yaml`` header (its description).
 """
 
@@ -47,6 +48,9 @@ def _catalogue() -> Iterator[tuple[object, str, int, str | None]]:
         where = f"catalog:{f.id}"
         yield from ((text, where, 0, None) for text in (f.name, f.description, *f.notes))
         yield from ((fl.help, f"{where}.{fl.name}", 0, None) for fl in f.flags)
+        yield from ((inj.why, f"{where}.injects", 0, None) for inj in f.injects)
+    for glossary, where in ((catalog.SOURCES, "catalog:SOURCES"), (catalog.CONDITIONS, "catalog:CONDITIONS")):
+        yield from ((meaning, where, 0, None) for meaning in glossary.values())
     for name in presets.names():
         yield presets.description(name), f"conf/mindspeed/{name}.yaml", 1, None
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 from . import catalog
-from .catalog import Flag
-from .i18n import render, tr
+from .catalog import Flag, From, Injection
+from .i18n import render, text, tr
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = "<!-- Generated from src/verl_mindspeed/catalog by `python -m verl_mindspeed.docs_gen`. Do not edit. -->\n"
@@ -82,6 +83,19 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _injection(inj: Injection, say: Callable[[Any], str]) -> str:
+    """One injection of a feature, as its line of the feature pages."""
+    key = f"`{inj.key}`" if inj.key else say(tr("each dimension"))
+    value = say(text(catalog.SOURCES[inj.value.source])) if isinstance(inj.value, From) else f"`{inj.value}`"
+    switches = ", ".join(f"`{s}`" for s in inj.when)
+    when = [say(tr("{switch} is on", switch=switches) if len(inj.when) == 1 else
+                tr("any of {switches} is on", switches=switches))] if inj.when else []
+    when += [say(text(catalog.CONDITIONS[c])) for c in inj.requires]
+    condition = say(tr(", when {conditions}", conditions="; ".join(when))) if when else ""
+    return say(tr("Injected by a launch through verl-mindspeed: {key} = {value}{when}. {why}", key=key, value=value,
+                  when=condition, why=text(inj.why)))
+
+
 def features_markdown(lang: str = "en") -> str:
     """The feature pages in ``lang``: every text through the message catalogue, as the CLI prints it."""
     say = lambda text: render(text, lang)  # noqa: E731
@@ -118,6 +132,7 @@ def features_markdown(lang: str = "en") -> str:
         extra += [say(n) for n in f.notes]
         if f.rules:
             extra.append(say(tr("Checked by rules: {rules}", rules=", ".join(f"`{r}`" for r in f.rules))))
+        extra += [_injection(inj, say) for inj in f.injects]
         out += ["", *(f"- {e}" for e in extra)] if extra else []
     out.append("")
     return "\n".join(out)
@@ -162,15 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true")
     ns = parser.parse_args(argv)
     drift = []
-    for path, text in generated_files().items():
+    for path, content in generated_files().items():
         current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current == text:
+        if current == content:
             continue
         if ns.check:
             drift.append(path)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            path.write_text(content, encoding="utf-8")
             print(f"wrote {path}")
     for path in drift:
         print(f"out of date: {path} (run python -m verl_mindspeed.docs_gen)", file=sys.stderr)

@@ -99,3 +99,20 @@ def test_feature_docs_list_every_key():
         for key, guide in f.keys:
             assert f"`{key}`" in en and f"`{key}`" in zh
             assert guide is None or (f"`{guide}`" in en and f"`{guide}`" in zh)
+
+
+def test_injections_are_catalogue_data_read_by_one_vocabulary():
+    """What a launch through verl-mindspeed writes lives in the catalogue; the resolver only reads the sources and
+    decides the conditions it names, with the same names; every switch that calls for one is a key MindSpeed or
+    megatron reads."""
+    from verl_mindspeed.catalog import universe
+    from verl_mindspeed.resolver import _finalize
+
+    assert set(_finalize.SOURCES) == set(catalog.SOURCES) and set(_finalize.CONDITIONS) == set(catalog.CONDITIONS)
+    used = {inj.value.source for inj in catalog.injections() if isinstance(inj.value, catalog.From)}
+    assert used == set(catalog.SOURCES)  # no source without an injection reading it
+    assert {c for inj in catalog.injections() for c in inj.requires} == set(catalog.CONDITIONS)
+    known = universe.known_otc_keys()
+    assert [s for inj in catalog.injections() for s in inj.when if s not in known] == []
+    with pytest.raises(ValueError, match="unknown source or condition"):
+        catalog.Injection(key="x", value=catalog.From("engine.nope"), why="-")

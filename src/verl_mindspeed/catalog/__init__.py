@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Optional
 
 from . import fused_ops, memory, moe_attention, parallelism
-from ._types import OTC, ROLE_PREFIXES, Feature, Flag
+from ._types import CONDITIONS, OTC, ROLE_PREFIXES, SOURCES, Feature, Flag, From, Injection
 
 FEATURES: tuple[Feature, ...] = (
     parallelism.TP,
@@ -73,8 +73,14 @@ def feature(feature_id: str) -> Feature:
     raise KeyError(feature_id)
 
 
+def injections() -> list[Injection]:
+    """What a launch through verl-mindspeed writes into the dicts, feature by feature (catalogue order)."""
+    return [inj for f in FEATURES for inj in f.injects]
+
+
 def features_of_flag(name: str, where: str = "otc") -> list[Feature]:
     return [f for f in FEATURES if any(fl.name == name and fl.where == where for fl in f.flags)]
 
 
-__all__ = ["FEATURES", "Feature", "Flag", "OTC", "PERMUTE", "PERMUTE_MEGATRON", "ROLE_PREFIXES", "aliases", "feature", "features_of_flag", "flag", "flags"]
+__all__ = ["CONDITIONS", "FEATURES", "Feature", "Flag", "From", "Injection", "OTC", "PERMUTE", "PERMUTE_MEGATRON",
+           "ROLE_PREFIXES", "SOURCES", "aliases", "feature", "features_of_flag", "flag", "flags", "injections"]

@@ -57,6 +57,58 @@ class Flag:
         return f"{role_prefix}.{self.name}"
 
 
+#: Where an injected value is read when verl-mindspeed writes a role's dict (``resolver/_finalize.py`` reads each).
+SOURCES = {
+    "engine.tp": "the role's megatron.tensor_model_parallel_size",
+    "engine.cp": "the role's megatron.context_parallel_size",
+    "engine.sequence_parallel": "the role's megatron.sequence_parallel (verl turns it off at TP=1)",
+    "engine.use_distributed_optimizer": "the role's megatron.use_distributed_optimizer",
+    "bridge.moe_token_dispatcher_type": "the dispatcher the model bridge sets, else alltoall",
+    "model.num_experts": "the model's config.json",
+    "model.mla_dims": "the model's config.json (each MLA dimension)",
+    "dict.not_batch_invariant": "on, unless use_flash_attn_npu_batch_invariant is on",
+}
+#: Conditions an injection may need besides its switches (``resolver/_finalize.py`` decides each).
+CONDITIONS = {
+    "engine.cp>1": "context_parallel_size > 1",
+    "model": "a model config is known",
+    "model.moe": "the model is a MoE model",
+    "bridge.not_megatron_bridge": "the role's bridge is not Megatron-Bridge (which sets it)",
+    "bridge.permute_fusion": "a MoE model whose bridge sets rope, and neither permute switch in the dict",
+}
+
+
+@dataclass(frozen=True)
+class From:
+    """An injected value read at build time from a :data:`SOURCES` entry."""
+
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Injection:
+    """A key that a launch through verl-mindspeed (preset, callback, launcher) writes into a role's
+    ``override_transformer_config`` because MindSpeed reads it from there; never over a value the dict has."""
+
+    key: Optional[str]
+    """The dict key written; ``None`` when the source gives several keys (``model.mla_dims``)."""
+    value: Any
+    """A constant, or :class:`From` naming where the value is read."""
+    why: str
+    """One English sentence: why MindSpeed needs it in the dict (the note says it; translated like all text)."""
+    when: tuple[str, ...] = ()
+    """Dict switches any one of which, on, calls for it (an injected switch counts); empty: always."""
+    requires: tuple[str, ...] = ()
+    """:data:`CONDITIONS` that must all hold, judged on the dict as the user wrote it."""
+
+    def __post_init__(self) -> None:
+        unknown = [c for c in self.requires if c not in CONDITIONS]
+        if isinstance(self.value, From) and self.value.source not in SOURCES:
+            unknown.append(self.value.source)
+        if unknown:
+            raise ValueError(f"injection {self.key}: unknown source or condition {unknown}")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Feature:
     """One row of the feature guide: a feature or a fused operator and the flags that switch it."""
@@ -79,6 +131,8 @@ class Feature:
     notes: tuple[str, ...] = ()
     rules: tuple[str, ...] = field(default=())
     """Ids of the cross-field rules that guard this feature (see ``verl_mindspeed.rules``)."""
+    injects: tuple[Injection, ...] = ()
+    """What a launch through verl-mindspeed writes into the dict for this feature (a plain launch gets none)."""
 
     @property
     def keys(self) -> tuple[tuple[str, Optional[str]], ...]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._types import Feature, Flag
+from ._types import Feature, Flag, From, Injection
 
 A = "actor_rollout_ref.actor.megatron"
 O = "override_transformer_config"
@@ -27,6 +27,9 @@ FLASH_ATTN = Feature(
              feeds="TransformerConfig.attention_backend"),
     ),
     rules=("cp-forces-flash-attn",),
+    injects=(Injection(key="use_flash_attn", value=From("dict.not_batch_invariant"),
+                       why="MindSpeed registers its attention patch only when it is on (verl 0.8+ sets the same "
+                           "default)"),),
 )
 
 RMSNORM = Feature(
@@ -72,6 +75,10 @@ PERMUTE = Feature(
     ),
     notes=("Needs CANN >= 8.3.RC1 and torch_npu >= 7.2.RC1, else MindSpeed turns it off with a warning.",),
     rules=("permute-fusion-dispatcher", "moe-dispatcher-in-dict", "bridge-permute-fusion"),
+    injects=tuple(Injection(key=key, value=True, requires=("bridge.permute_fusion",),
+                            why="Megatron-Bridge turns permute fusion on for this MoE model; MindSpeed registers its "
+                                "NPU permute only when the switch is in the dict")
+                  for key in ("use_fused_moe_token_permute_and_unpermute", "moe_permute_fusion")),
 )
 
 GROUPED_GEMM = Feature(
@@ -91,6 +98,12 @@ MC2 = Feature(
                    "MindSpeed --use-ascend-mc2", synonyms=("mc2", "use_mc2", "enable_mc2", "ascend_mc2")),),
     notes=("MindSpeed's documentation: not on Atlas 900 A3; not for MoE models.",),
     rules=("mc2-requires-sp-tp", "mc2-conflicts"),
+    injects=(
+        Injection(key="tensor_model_parallel_size", value=From("engine.tp"), when=("use_ascend_mc2",),
+                  why="MindSpeed's MC2 patch reads TP from the dict"),
+        Injection(key="sequence_parallel", value=From("engine.sequence_parallel"), when=("use_ascend_mc2",),
+                  why="MindSpeed's MC2 patch reads SP from the dict"),
+    ),
 )
 
 ROPE = Feature(
@@ -109,6 +122,9 @@ ROPE = Feature(
     ),
     companions=("position_embedding_type=rope",),
     rules=("fused-rope-position-embedding",),
+    injects=(Injection(key="position_embedding_type", value="rope", when=("use_fused_rotary_pos_emb",),
+                       requires=("bridge.not_megatron_bridge",),
+                       why="MindSpeed's fused RoPE check reads it, and this model bridge does not set it"),),
 )
 
 FEATURES = (FLASH_ATTN, RMSNORM, SWIGLU, PERMUTE, GROUPED_GEMM, MC2, ROPE)

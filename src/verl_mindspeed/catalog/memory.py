@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._types import Feature, Flag
+from ._types import Feature, Flag, From, Injection
 
 A = "actor_rollout_ref.actor.megatron"
 O = "override_transformer_config"
@@ -37,6 +37,8 @@ SWAP_OPT = Feature(
              help="Number of slices each swap moves the optimizer states in.", feeds="MindSpeed --swap-optimizer-times"),
     ),
     rules=("swap-optimizer-requires-distributed-optimizer", "swap-optimizer-conflicts"),
+    injects=(Injection(key="use_distributed_optimizer", value=From("engine.use_distributed_optimizer"),
+                       when=("swap_optimizer",), why="MindSpeed's swap-optimizer check reads it from the dict"),),
 )
 
 NOOP = Feature(

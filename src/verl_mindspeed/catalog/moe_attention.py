@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._types import Feature, Flag
+from ._types import Feature, Flag, From, Injection
 
 A = "actor_rollout_ref.actor.megatron"
 O = "override_transformer_config"
@@ -29,6 +29,17 @@ MOE_ALLTOALL = Feature(
     ),
     rules=("moe-async-comm-alone", "moe-dispatcher-in-dict", "moe-alltoall-overlap",
            "moe-allgather-overlap", "moe-tp-extend-ep", "alltoall-seq-etp", "moe-pad-needs-capacity"),
+    injects=(
+        Injection(key="moe_token_dispatcher_type", value=From("bridge.moe_token_dispatcher_type"),
+                  when=("moe_alltoall_overlap_comm", "moe_allgather_overlap_comm", "moe_tp_extend_ep",
+                        "use_fused_moe_token_permute_and_unpermute", "moe_permute_fusion"),
+                  why="MindSpeed applies its MoE overlap and dispatcher-specific permute patches only when the "
+                      "dispatcher is in the dict"),
+        Injection(key="num_experts", value=From("model.num_experts"), when=("moe_tp_extend_ep",),
+                  requires=("model.moe",),
+                  why="MindSpeed's tp-extend-ep check reads num_experts from the dict; taken from the model's "
+                      "config.json"),
+    ),
 )
 
 MLA = Feature(
@@ -56,6 +67,9 @@ MLA = Feature(
              help="Per-head value dimension.", feeds="MindSpeed --v-head-dim"),
     ),
     rules=("mla-dimensions",),
+    injects=(Injection(key=None, value=From("model.mla_dims"), when=("multi_head_latent_attention",),
+                       requires=("model",),
+                       why="MindSpeed's MLA needs the dimension in the dict; taken from the model's config.json"),),
 )
 
 MBRIDGE = Feature(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._types import Feature, Flag
+from ._types import Feature, Flag, From, Injection
 
 A = "actor_rollout_ref.actor.megatron"
 R = "actor_rollout_ref.ref.megatron"
@@ -83,6 +83,8 @@ CP = Feature(
              feeds="MindSpeed --context-parallel-size"),
     ),
     rules=("dict-sizes-agree", "model-parallel-divides-world", "cp-forces-flash-attn"),
+    injects=(Injection(key="context_parallel_size", value=From("engine.cp"), requires=("engine.cp>1",),
+                       why="MindSpeed's CP patches read the size from the dict"),),
 )
 
 CP_ALGO = Feature(

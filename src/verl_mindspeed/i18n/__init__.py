@@ -78,6 +78,12 @@ def trp(context: str, template: str, /, **params: Any) -> Msg:
     return Msg(template, params, context=context)
 
 
+def text(english: str) -> Msg:
+    """A text that comes from data (a catalogue row, a preset), not from a ``tr`` call: a message without
+    parameters, which ``tools/i18n.py`` extracts from the data itself."""
+    return Msg(english, {})
+
+
 def joined(parts: Sequence[Any], sep: str = ";") -> Any:
     """Non-empty ``parts`` one after the other, each in the reader's language: ``a; b; c`` (or ``a, b, c`` with
     ``sep=","``, as each language writes a list)."""
@@ -127,4 +133,4 @@ def _fill(template: str, params: Mapping[str, Any], lang: str) -> str:
     return template.format(**values)
 
 
-__all__ = ["LANGS", "Msg", "default_lang", "joined", "render", "tr", "trn", "trp", "translations"]
+__all__ = ["LANGS", "Msg", "default_lang", "joined", "render", "text", "tr", "trn", "trp", "translations"]

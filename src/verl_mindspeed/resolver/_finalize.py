@@ -6,19 +6,45 @@ several features read a companion key from MindSpeed's namespace, which only the
 fused RoPE ``position_embedding_type``; MLA its dimensions). A plain verl launch passes the dict as is
 (plus FA and the CP size on verl 0.8+), so there the rules report a missing companion as the failure
 it will be; a launch through a preset, the callback or the launcher gets it injected, reported as a note.
+
+What is injected, when and why is catalogue data (``Feature.injects``); this module only reads the values
+(:data:`~verl_mindspeed.catalog.SOURCES`) and decides the conditions (:data:`~verl_mindspeed.catalog.CONDITIONS`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from ..catalog import PERMUTE, PERMUTE_MEGATRON
+from ..catalog import PERMUTE, PERMUTE_MEGATRON, From, Injection, injections
 from ..errors import Issue
-from ..i18n import tr
+from ..i18n import text, tr
 from ..rules._base import note
 from ..simulate import MEGATRON_BRIDGE, Build, fmt
 
-OVERLAP = ("moe_alltoall_overlap_comm", "moe_allgather_overlap_comm")
+_Read = Callable[[Build, Any, dict], Any]
+
+SOURCES: dict[str, _Read] = {
+    "engine.tp": lambda view, model, d: view.tp,
+    "engine.cp": lambda view, model, d: view.cp,
+    "engine.sequence_parallel": lambda view, model, d: view.sequence_parallel is not False,
+    "engine.use_distributed_optimizer": lambda view, model, d: view.megatron.get("use_distributed_optimizer")
+    is not False,
+    "bridge.moe_token_dispatcher_type": lambda view, model, d: _dispatcher(view),
+    "model.num_experts": lambda view, model, d: model.num_experts if model is not None else None,
+    "model.mla_dims": lambda view, model, d: _mla_dims(model),
+    "dict.not_batch_invariant": lambda view, model, d: d.get("use_flash_attn_npu_batch_invariant") is not True,
+}
+"""How each catalogue source is read (same keys as ``catalog.SOURCES``, which says each in words)."""
+
+CONDITIONS: dict[str, _Read] = {
+    "engine.cp>1": lambda view, model, d: view.cp > 1,
+    "model": lambda view, model, d: model is not None,
+    "model.moe": lambda view, model, d: model is not None and model.is_moe,
+    "bridge.not_megatron_bridge": lambda view, model, d: view.bridge_kind != MEGATRON_BRIDGE,
+    "bridge.permute_fusion": lambda view, model, d: model is not None and model.is_moe
+    and view.bridge.get("position_embedding_type") == "rope" and PERMUTE not in d and PERMUTE_MEGATRON not in d,
+}
+"""How each catalogue condition is decided, on the dict as the user wrote it (same keys as ``catalog.CONDITIONS``)."""
 
 
 def injected_dict(view: Build, shared: dict[str, Any], model: Any) -> tuple[dict[str, Any], list[Issue]]:
@@ -27,51 +53,42 @@ def injected_dict(view: Build, shared: dict[str, Any], model: Any) -> tuple[dict
     notes: list[Issue] = []
     if out.get(PERMUTE) is True or out.get(PERMUTE_MEGATRON) is True:
         out[PERMUTE] = out[PERMUTE_MEGATRON] = True  # a shared switch brings its megatron twin along
-
-    def add(key: str, value: Any, why: Any) -> None:
-        if out.get(key) is None and value is not None:
-            out[key] = value
-            notes.append(note(view.key(key), tr("added {key}={value}: {why}", key=key, value=fmt(value), why=why),
-                              "inject"))
-
-    batch_invariant = out.get("use_flash_attn_npu_batch_invariant") is True
-    add("use_flash_attn", not batch_invariant,
-        tr("MindSpeed registers its attention patch only when it is on (verl 0.8+ sets the same default)"))
-    if view.cp > 1:
-        add("context_parallel_size", view.cp, tr("MindSpeed's CP patches read the size from the dict"))
-    if out.get("use_ascend_mc2") is True:
-        add("tensor_model_parallel_size", view.tp, tr("MindSpeed's MC2 patch reads TP from the dict"))
-        add("sequence_parallel", view.sequence_parallel is not False,
-            tr("MindSpeed's MC2 patch reads SP from the dict"))
-    if out.get("swap_optimizer") is True:
-        add("use_distributed_optimizer", view.megatron.get("use_distributed_optimizer") is not False,
-            tr("MindSpeed's swap-optimizer check reads it from the dict"))
-    if model is not None and model.is_moe and view.bridge.get("position_embedding_type") == "rope" \
-            and PERMUTE not in out and PERMUTE_MEGATRON not in out:
-        for key in (PERMUTE, PERMUTE_MEGATRON):
-            add(key, True, tr("Megatron-Bridge turns permute fusion on for this MoE model; MindSpeed registers its "
-                              "NPU permute only when the switch is in the dict"))
-    if any(out.get(k) is True for k in (*OVERLAP, "moe_tp_extend_ep", PERMUTE, PERMUTE_MEGATRON)):
-        add("moe_token_dispatcher_type", _dispatcher(view),
-            tr("MindSpeed applies its MoE overlap and dispatcher-specific permute patches only when the dispatcher "
-               "is in the dict"))
-    if out.get("moe_tp_extend_ep") is True and model is not None and model.is_moe:
-        add("num_experts", model.num_experts,
-            tr("MindSpeed's tp-extend-ep check reads num_experts from the dict; taken from the model's config.json"))
-    if out.get("use_fused_rotary_pos_emb") is True and view.bridge_kind != MEGATRON_BRIDGE:
-        add("position_embedding_type", "rope",
-            tr("MindSpeed's fused RoPE check reads it, and this model bridge does not set it"))
-    if out.get("multi_head_latent_attention") is True and model is not None:
-        from ..model import mla_dims
-
-        for key, value in mla_dims(model).items():
-            add(key, value, tr("MindSpeed's MLA needs the dimension in the dict; taken from the model's config.json"))
+    written = dict(out)
+    pending = [inj for inj in injections() if all(CONDITIONS[c](view, model, written) for c in inj.requires)]
+    added = True
+    while added:  # an injected switch can call for another injection (permute fusion -> the dispatcher)
+        added = False
+        for inj in list(pending):
+            if inj.when and not any(out.get(switch) is True for switch in inj.when):
+                continue
+            pending.remove(inj)
+            for key, value in _values(inj, view, model, written):
+                if out.get(key) is None and value is not None:
+                    out[key] = value
+                    added = True
+                    notes.append(note(view.key(key), tr("added {key}={value}: {why}", key=key, value=fmt(value),
+                                                        why=text(inj.why)), "inject"))
     inherited = sorted(k for k in shared if k not in view.otc)
     if inherited:
         notes.append(note(view.otc_path, tr(
             "{role} gets the MindSpeed switches {keys} of the roles it shares a process with (process-wide patches)",
             role=view.name, keys=", ".join(inherited)), "inject"))
     return out, notes
+
+
+def _values(inj: Injection, view: Build, model: Any, written: dict) -> list[tuple[str, Any]]:
+    value = SOURCES[inj.value.source](view, model, written) if isinstance(inj.value, From) else inj.value
+    if inj.key is None:  # a source of several keys
+        return list((value or {}).items())
+    return [(inj.key, value)]
+
+
+def _mla_dims(model: Any) -> Optional[dict[str, Any]]:
+    if model is None:
+        return None
+    from ..model import mla_dims
+
+    return mla_dims(model)
 
 
 def _dispatcher(view: Build) -> Optional[str]:
