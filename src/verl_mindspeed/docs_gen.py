@@ -47,12 +47,13 @@ def schema_source() -> str:
         "# fmt: off",
         "from __future__ import annotations",
         "",
-        "from dataclasses import dataclass, field",
+        "from dataclasses import field",
         "from typing import Annotated, Literal, Optional, Union",
         "",
         "from pydantic import Field",
+        "from pydantic.dataclasses import dataclass",
         "",
-        "from ._base import SchemaBase",
+        "from ._base import STRICT, SchemaBase, schema",
         "",
         "",
     ]
@@ -61,14 +62,16 @@ def schema_source() -> str:
         ("MegatronSettings", "megatron", "Keys directly under ``<role>.megatron``."),
     )
     for cls, where, doc in sections:
-        lines += ["@dataclass(kw_only=True)", f"class {cls}(SchemaBase):", f'    """{doc}"""', ""]
+        lines += ["@schema", "@dataclass(kw_only=True, config=STRICT)", f"class {cls}(SchemaBase):", f'    """{doc}"""',
+                  ""]
         for flag in catalog.flags(where):
             lines.append(f"    {flag.name}: {annotation(flag)} = None")
             lines.append(f'    """{flag.help} Feeds {flag.feeds}. Default: {_default_text(flag)}."""')
             lines.append("")
         lines.append("")
     lines += [
-        "@dataclass(kw_only=True)",
+        "@schema",
+        "@dataclass(kw_only=True, config=STRICT)",
         "class MindSpeedConfigFields(MegatronSettings):",
         '    """A role\'s ``megatron`` section: its settings and its ``override_transformer_config``."""',
         "",

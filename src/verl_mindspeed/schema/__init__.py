@@ -11,48 +11,35 @@
 
 The field declarations live in ``_generated.py``, written from the catalogue by
 ``python -m verl_mindspeed.docs_gen``; a test fails when they drift. Values are
-validated with pydantic in strict mode when an instance is built.
+validated by pydantic (strict, unknown fields forbidden) when an instance is built; every problem is raised
+at once as a ``ConfigError``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Literal, Union
 
+from pydantic.dataclasses import dataclass
+
 from ..catalog import OTC, ROLE_PREFIXES
-from ..errors import ConfigError, Issue
-from ..i18n import tr
+from ..errors import ConfigError
 from ..overrides import hydra_value
 from ..resolver._normalize import normalize
-from ._base import SECTIONS
+from ._base import SECTIONS, STRICT, schema
 from ._generated import MegatronSettings, MindSpeedConfigFields, TransformerOverrides
 
 SECTIONS[:] = [(TransformerOverrides, "MindSpeedConfig(override_transformer_config=TransformerOverrides(...))"),
                (MegatronSettings, "MindSpeedConfig(...)")]
 
 
-@dataclasses.dataclass(kw_only=True)
+@schema
+@dataclass(kw_only=True, config=STRICT)
 class MindSpeedConfig(MindSpeedConfigFields):
-    """A role's Megatron settings with MindSpeed's flags, typed and validated."""
-
-    def __post_init__(self) -> None:
-        problems = self.problems()
-        otc = self.override_transformer_config
-        if isinstance(otc, Mapping):  # a plain dict is accepted and validated like TransformerOverrides(**dict)
-            try:
-                self.override_transformer_config = TransformerOverrides(**{str(k): v for k, v in otc.items()})
-            except ConfigError as exc:
-                problems += [dataclasses.replace(i, key=f"{OTC}.{i.key}") for i in exc.issues]
-        elif isinstance(otc, TransformerOverrides):
-            problems += otc.problems(f"{OTC}.")
-        else:
-            problems.append(Issue("error", OTC, tr("override_transformer_config must be a TransformerOverrides or a "
-                                                   "dict, got {type}", type=type(otc).__name__), rule="schema"))
-        if problems:
-            raise ConfigError(problems)
+    """A role's Megatron settings with MindSpeed's flags, typed and validated (``override_transformer_config``
+    may be given as a dict: it is validated like ``TransformerOverrides(**dict)``)."""
 
     def to_override_transformer_config(self) -> dict[str, Any]:
         """The dict in the form MindSpeed reads (no-op layers as a digit string, and so on)."""

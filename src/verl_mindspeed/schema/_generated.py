@@ -5,15 +5,17 @@ run ``python -m verl_mindspeed.docs_gen``.
 # fmt: off
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field
+from pydantic.dataclasses import dataclass
 
-from ._base import SchemaBase
+from ._base import STRICT, SchemaBase, schema
 
 
-@dataclass(kw_only=True)
+@schema
+@dataclass(kw_only=True, config=STRICT)
 class TransformerOverrides(SchemaBase):
     """Keys under ``<role>.megatron.override_transformer_config``."""
 
@@ -132,7 +134,8 @@ class TransformerOverrides(SchemaBase):
     """Ring attention window for megatron_cp_algo; in [1, CP) and a divisor of CP. Feeds MindSpeed --cp-window-size. Default: `1`."""
 
 
-@dataclass(kw_only=True)
+@schema
+@dataclass(kw_only=True, config=STRICT)
 class MegatronSettings(SchemaBase):
     """Keys directly under ``<role>.megatron``."""
 
@@ -161,7 +164,8 @@ class MegatronSettings(SchemaBase):
     """Build the Megatron model through a bridge from the HF config and weights. Feeds verl McoreEngineConfig.use_mbridge. Default: `True`, verl's engine/megatron.yaml (0.9)."""
 
 
-@dataclass(kw_only=True)
+@schema
+@dataclass(kw_only=True, config=STRICT)
 class MindSpeedConfigFields(MegatronSettings):
     """A role's ``megatron`` section: its settings and its ``override_transformer_config``."""
 
