@@ -44,6 +44,6 @@ def test_the_readme_main_command_runs_from_a_copy_of_the_repository(tmp_path):
         pytest.skip(f"no package index here: {output[-300:]}")
     assert proc.returncode == 0, output[-3000:]
     assert "Traceback" not in output
-    assert re.search(r"^OK: 0 error\(s\), \d+ warning\(s\); roles checked: actor, ref", proc.stdout, re.M), output
+    assert re.search(r"^OK: 0 errors, \d+ warnings?; roles checked: actor, ref", proc.stdout, re.M), output
     # the check read the installed verl's tree, not this source checkout's
     assert (repo / ".venv" / "bin" / "verl-mindspeed").exists()
