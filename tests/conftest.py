@@ -15,10 +15,13 @@ _GROUPS = {"build": {"test_wheel.py", "test_readme_main_command.py", "test_readm
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tiers as markers (``-m "not conformance"`` for the quick loop), and groups for pytest-xdist: the oracle's
-    workers and verdict cache serve one process, so every conformance test runs on the same xdist worker."""
+    """Tiers as markers, and groups for pytest-xdist. ``integration`` (verl's whole stack, wheels, Ray) is
+    ``slow``; ``conformance`` runs the upstream oracle; ``-m "not slow and not conformance"`` is the unit tier.
+    The oracle's workers and verdict cache serve one process, so every conformance test runs on one xdist worker."""
     for item in items:
         path = Path(str(item.fspath))
+        if "integration" in path.parts:
+            item.add_marker(pytest.mark.slow)
         if "conformance" in path.parts:
             item.add_marker(pytest.mark.conformance)
             item.add_marker(pytest.mark.xdist_group("conformance"))
