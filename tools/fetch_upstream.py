@@ -19,7 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "conformance"))
 import sources  # noqa: E402
 
-KEEP = {"Ascend/MindSpeed": ("mindspeed",), "NVIDIA/Megatron-LM": ("megatron/training", "megatron/legacy")}
+#: What each source keeps: (path in the repository, path in the source folder).
+KEEP = {"Ascend/MindSpeed": (("mindspeed", "mindspeed"),),
+        "NVIDIA/Megatron-LM": (("megatron/training", "megatron/training"), ("megatron/legacy", "megatron/legacy")),
+        "NVIDIA-NeMo/Megatron-Bridge": (("src/megatron/bridge", "megatron/bridge"),)}
 
 
 def fetch(name: str, dest: Path) -> Path:
@@ -33,8 +36,8 @@ def fetch(name: str, dest: Path) -> Path:
                         f"https://github.com/{repo}", str(clone)], check=True)
         subprocess.run(["git", "-C", str(clone), "checkout", "-q", commit], check=True)
         staging = Path(tmp) / name
-        for part in KEEP[repo]:
-            shutil.copytree(clone / part, staging / part)
+        for part, kept in KEEP[repo]:
+            shutil.copytree(clone / part, staging / kept)
         shutil.copy(clone / "LICENSE", staging / "LICENSE")
         dest.mkdir(parents=True, exist_ok=True)
         shutil.move(str(staging), str(target))

@@ -5,7 +5,9 @@ write: the catalogue's flags; every other argument MindSpeed registers (:data:`A
 fields verl's engine also sets, repeated in the dict (:data:`DICT_FIELDS`); parallel sizes, roles and the
 fixture models; and the three config paths verl offers (Megatron-Bridge, the default; mbridge with
 ``vanilla_mbridge=True``; the converter with ``use_mbridge=False``, which verl 0.9.1's engine refuses); a
-quarter of them under a ``+mindspeed=<preset>``, judged as injected. Also the repo's ``examples/*.args`` and
+majority (seven in ten) under a ``+mindspeed=<preset>``, judged as injected; a quarter given to one of verl's other
+Megatron entries (:data:`ENTRIES`: the experimental fully-async and one-step-off-policy trainers, each with its
+own config tree), the rest to ``verl.trainer.main_ppo``. Also the repo's ``examples/*.args`` and
 the corpus of real launch lines. Each is composed once, then judged for every MindSpeed release by:
 
 - the project: ``verl_mindspeed.launch.resolve_launch`` (errors / warnings; notes do not count);
@@ -67,6 +69,15 @@ class Config:
     """A whole launch line (examples, corpus) instead of settings over the base."""
     preset: Optional[str] = None
     """``+mindspeed=<preset>`` on the base, under the settings: a launch through verl-mindspeed (injected)."""
+    entry: Optional[str] = None
+    """The verl entry module the launch is given to (``None``: ``verl.trainer.main_ppo``), see :data:`ENTRIES`."""
+
+
+#: verl's other Megatron trainer entries -> the Megatron config their launches name (verl 0.9.1).
+ENTRIES = {
+    "verl.experimental.fully_async_policy.fully_async_main": "fully_async_ppo_megatron_trainer",
+    "verl.experimental.one_step_off_policy.main_ppo": "one_step_off_ppo_megatron_trainer",
+}
 
 
 @dataclass
@@ -134,6 +145,7 @@ def strategies():
     from verl_mindspeed import presets as preset_group
 
     preset_names = st.sampled_from([None, None, None, *preset_group.names()])
+    entries = st.sampled_from([None] * (3 * len(ENTRIES)) + sorted(ENTRIES))
 
     @st.composite
     def config(draw):
@@ -157,7 +169,7 @@ def strategies():
             settings["actor_rollout_ref.actor.use_kl_loss"] = True
         if draw(st.integers(0, 19)) == 0:
             settings["algorithm.adv_estimator"] = "gae"
-        return Config("", settings, draw(models), preset=draw(preset_names))
+        return Config("", settings, draw(models), preset=draw(preset_names), entry=draw(entries))
 
     return config()
 
@@ -175,7 +187,7 @@ def generate(n: int, seed: int = 0) -> list[Config]:
               suppress_health_check=list(HealthCheck))
     @given(strategies())
     def collect(cfg):
-        key = json.dumps([cfg.settings, cfg.model, cfg.preset], sort_keys=True, default=str)
+        key = json.dumps([cfg.settings, cfg.model, cfg.preset, cfg.entry], sort_keys=True, default=str)
         if key not in seen and len(out) < n:
             seen.add(key)
             cfg.name = f"gen-{len(out):04d}"
@@ -220,7 +232,7 @@ class Judge:
         self.releases = list(releases or sources.RELEASES)
         self.base_argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
         self.base = compose_argv(self.base_argv)
-        self.bases = {None: self.base}
+        self.bases = {(None, None): self.base}
         self.compose_argv = compose_argv
         self.timings: dict[str, float] = {"project": 0.0, "verl_side": 0.0, "oracle": 0.0}
 
@@ -230,15 +242,16 @@ class Judge:
         if cfg.argv is not None:
             comp = self.compose_argv(cfg.argv)
             return comp.cfg, cfg.argv, comp.tree, comp.issues
-        base_argv = [*self.base_argv, f"+mindspeed={cfg.preset}"] if cfg.preset else self.base_argv
-        if cfg.preset not in self.bases:
-            self.bases[cfg.preset] = self.compose_argv(base_argv)
-        composed = copy.deepcopy(self.bases[cfg.preset].cfg)
+        base_argv = base_of(cfg)
+        if (cfg.preset, cfg.entry) not in self.bases:
+            self.bases[(cfg.preset, cfg.entry)] = self.compose_argv(base_argv, entry=cfg.entry)
+        base = self.bases[(cfg.preset, cfg.entry)]
+        composed = copy.deepcopy(base.cfg)
         for key, value in cfg.settings.items():
             OmegaConf.update(composed, key, value, force_add=True)
         argv = [*base_argv, *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}"
                               for k, v in cfg.settings.items())]
-        return composed, argv, self.base.tree, []
+        return composed, argv, base.tree, []
 
     @staticmethod
     def _inject(composed, argv, tree, model_dir):
@@ -352,13 +365,20 @@ def render(counts: dict[str, dict[str, int]]) -> str:
     return "\n".join(lines)
 
 
+def base_of(cfg: Config) -> list[str]:
+    """The launch line a generated configuration's settings go on: its entry's Megatron config, its preset."""
+    name = ENTRIES.get(cfg.entry or "", "ppo_megatron_trainer")
+    return [f"--config-name={name}", "algorithm.adv_estimator=grpo", *([f"+mindspeed={cfg.preset}"] if cfg.preset
+                                                                       else [])]
+
+
 def repro(row: Row) -> dict:
     cfg = row.config
     o = row.oracle_detail
-    argv = cfg.argv or [*([f"+mindspeed={cfg.preset}"] if cfg.preset else []),
-                        *(f"++{k}={v}" for k, v in cfg.settings.items())]
+    argv = cfg.argv or [*base_of(cfg), *(f"++{k}={v}" for k, v in cfg.settings.items())]
     return {
         "class": row.klass, "release": row.release, "config": cfg.name, "model": cfg.model, "argv": argv,
+        "entry": cfg.entry,
         "oracle": {k: o.get(k) for k in ("verdict", "stage", "role", "exc_type", "message", "where", "unapplied")
                    if o.get(k) is not None},
         "project": {"verdict": row.project, "rules": row.project_rules, "with_upstream": row.with_upstream,

@@ -52,7 +52,10 @@ COMMITS = {
                                           "a845aa7e12b3a117e24c2352b9e3e60bad2e3a17"),
     "megatron-lm-training-core_v0.16.1": ("NVIDIA/Megatron-LM", "core_v0.16.1",
                                           "55ac7082517c3878ae653c07c09c534b8aed49f6"),
+    "megatron-bridge-v0.5.1": ("NVIDIA-NeMo/Megatron-Bridge", "v0.5.1", "5cb3444c43f7499cf3872b2d46870cf8bc2e00ce"),
 }
+#: Megatron-Bridge's sources (``megatron/bridge``): the oracle reads what its model bridges fix on the provider.
+BRIDGE = "megatron-bridge-v0.5.1"
 
 
 def required() -> bool:

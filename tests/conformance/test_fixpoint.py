@@ -24,9 +24,13 @@ BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
 
 
 def _argv(cfg) -> list[str]:
+    """The launch as a plain verl launch (its preset left out), on its entry's Megatron config."""
+    import differential
+
     if cfg.argv is not None:
         return list(cfg.argv)
-    return [*BASE, *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}" for k, v in cfg.settings.items())]
+    base = [f"--config-name={differential.ENTRIES.get(cfg.entry or '', 'ppo_megatron_trainer')}", *BASE[1:]]
+    return [*base, *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}" for k, v in cfg.settings.items())]
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +45,8 @@ def outcomes(verl_base):
     for cfg in differential.generate(CASES) + differential.launch_files():
         model_dir = str(verl_side.fixture_models()[cfg.model]) if cfg.model else None
 
-        def check(argv, model_dir=model_dir):
-            return evaluate(argv, release=RELEASE, model_config=model_dir)
+        def check(argv, model_dir=model_dir, entry=cfg.entry):
+            return evaluate(argv, release=RELEASE, model_config=model_dir, entry=entry)
 
         outcome = fixpoint.converge(_argv(cfg), check)
         if outcome.history:  # it failed at first
@@ -77,13 +81,13 @@ def test_fixed_launches_pass_the_oracle(outcomes, verl_base, oracle):
     from verl_mindspeed import upstream
     from verl_mindspeed.compose import compose_argv
 
-    comp, _ = verl_base
+    del verl_base  # the fixture composes verl's tree once for the module
     refused, cases = [], []
     for cfg, model_dir, outcome in outcomes:
         if outcome.status != "fixed":
             continue
-        composed = compose_argv(outcome.argv).cfg
-        up = verl_side.upstream_of(composed, model_dir, comp.tree.otc_defaults)
+        fixed = compose_argv(outcome.argv, entry=cfg.entry)
+        up = verl_side.upstream_of(fixed.cfg, model_dir, fixed.tree.otc_defaults)
         if up.verl_error is not None:
             refused.append((cfg.name, outcome, up.verl_error))
         else:

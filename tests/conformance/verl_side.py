@@ -42,6 +42,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
+import sources
+
 ROLE_SECTIONS = {
     "actor": "actor_rollout_ref.actor.megatron",
     "ref": "actor_rollout_ref.ref.megatron",
@@ -151,10 +153,30 @@ def hf_config(model_dir: str):
 
 
 def provider_seq_length(model_dir: str) -> int:
-    """``GPTModelProvider.seq_length``: the HF ``max_position_embeddings`` (Megatron-Bridge v0.5.1
-    ``models/conversion/model_bridge.py`` maps one to the other), else the field's default 1024
-    (``models/gpt_provider.py``)."""
-    return getattr(hf_config(model_dir), "max_position_embeddings", None) or 1024
+    """``GPTModelProvider.seq_length``: what the model's bridge fixes in its ``provider_bridge`` (read from
+    Megatron-Bridge v0.5.1's own sources, :func:`bridge_fixed_seq_lengths`), else the HF
+    ``max_position_embeddings`` (``models/conversion/model_bridge.py`` maps one to the other), else the field's
+    default 1024 (``models/gpt_provider.py``)."""
+    config = hf_config(model_dir)
+    fixed = bridge_fixed_seq_lengths().get((getattr(config, "architectures", None) or [""])[0])
+    return fixed or getattr(config, "max_position_embeddings", None) or 1024
+
+
+@lru_cache(maxsize=None)
+def bridge_fixed_seq_lengths() -> dict[str, int]:
+    """HF architecture -> the ``provider.seq_length = N`` its Megatron-Bridge bridge module sets, from the
+    v0.5.1 sources in the upstream folder (``megatron/bridge/models/**/*_bridge.py``)."""
+    import re
+
+    root = sources.source(sources.BRIDGE) / "megatron" / "bridge" / "models"
+    out = {}
+    for path in root.rglob("*_bridge.py"):
+        text = path.read_text(encoding="utf-8")
+        fixed = re.search(r"provider\.seq_length\s*=\s*(\d+)", text)
+        if fixed:
+            for arch in re.findall(r"register_bridge\(\s*source=\"(\w+)\"", text):
+                out[arch] = int(fixed.group(1))
+    return out
 
 
 def model_family(model_dir: str) -> str:

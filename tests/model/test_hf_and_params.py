@@ -64,3 +64,17 @@ def test_missing_unreadable_and_unknown_are_notes(tmp_path):
     bad.write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"]}))
     spec, note = load_model_spec(bad)
     assert spec is None and note == "config.json has no num_attention_heads; a whole number is needed"
+
+
+@pytest.mark.parametrize("name, seq_length", [
+    ("Qwen3-8B", 40960), ("Qwen2.5-7B-Instruct", 32768), ("Qwen3-30B-A3B", 40960),
+    ("DeepSeek-V3", 4096), ("Moonlight-16B-A3B-Instruct", 4096),
+])
+def test_megatron_bridge_seq_length_is_what_the_provider_sets(name, seq_length):
+    """Megatron-Bridge v0.5.1's provider, run on CPU for these fixtures, gives max_position_embeddings, except the
+    DeepSeek-V3 bridge (Moonlight included), which fixes 4096: the simulated bridge view says the same."""
+    from verl_mindspeed.simulate import bridge_view
+
+    spec, _ = load_model_spec(MODELS / name)
+    view = bridge_view({"use_mbridge": True, "vanilla_mbridge": False, "tensor_model_parallel_size": 1}, {}, spec)
+    assert view["seq_length"] == seq_length

@@ -59,6 +59,9 @@ WARNINGS: dict[str, Msg] = {
                            "is built with the dict's value, which no config check compares"),
     "moe-dispatcher-variable-seq": tr("as a warning, when the model is unknown: megatron refuses the dispatcher "
                                       "on a MoE model only, and without a model the check cannot tell"),
+    "fused-op-companions": tr("MindSpeed's verl guide pairs the fused RMSNorm and SwiGLU kernels with "
+                              "normalization=RMSNorm and swiglu=True, and no code compares them: the kernel MindSpeed "
+                              "applies then does not match the model the dict describes"),
     "model-memory": tr("the planner's estimate of the peak device memory against the device's capacity: nothing "
                        "upstream checks it; the failure is an out-of-memory after the weights are loaded"),
 }

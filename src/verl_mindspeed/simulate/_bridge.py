@@ -14,7 +14,8 @@ Megatron-Bridge). Read from verl 0.9.1:
   ``_build_tf_config``: the provider from the HF config (``position_embedding_type='rope'``), overridden
   with the ROLE's engine sizes, ``sequence_parallel`` from ``megatron.sequence_parallel`` (verl turns it
   off at TP=1), ``moe_token_dispatcher_type='alltoall'``, then the dict. The provider is a ``TransformerConfig``
-  with fields of its own: ``seq_length`` (the model's ``max_position_embeddings``) is always there.
+  with fields of its own: ``seq_length`` is always there: the model's ``max_position_embeddings``, except for the
+  bridges that set a fixed one (:data:`FIXED_SEQ_LENGTH`).
 
 Without a model config only the model-independent values are known; MoE and MLA values need the model.
 """
@@ -29,6 +30,12 @@ CONVERTER, MBRIDGE, MEGATRON_BRIDGE = "converter", "mbridge", "megatron-bridge"
 PROVIDER_SEQ_LENGTH = 1024
 """Megatron-Bridge v0.5.1 ``models/gpt_provider.py`` ``GPTModelProvider.seq_length`` default; its model bridges
 set it from the HF ``max_position_embeddings`` (``models/conversion/model_bridge.py``)."""
+
+FIXED_SEQ_LENGTH = {"DeepseekV2ForCausalLM": 4096, "DeepseekV3ForCausalLM": 4096, "DeepseekV4ForCausalLM": 4096,
+                    "KimiK2ForCausalLM": 4096, "KimiK25ForConditionalGeneration": 4096}
+"""HF architectures whose Megatron-Bridge v0.5.1 model bridge sets ``provider.seq_length = 4096`` whatever the model's
+``max_position_embeddings`` (``models/deepseek/deepseek_v3_bridge.py`` ``provider_bridge`` and its siblings: DeepSeek
+V2/V3/V4, Kimi K2, Kimi K2.5-VL). Found by running the provider code on CPU against the fixture models."""
 
 _SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
           "expert_model_parallel_size", "expert_tensor_parallel_size", "virtual_pipeline_model_parallel_size")
@@ -59,8 +66,9 @@ def bridge_view(megatron: dict[str, Any], groups: dict[str, Any], model: Any = N
         sp = megatron.get("sequence_parallel")
         out["sequence_parallel"] = bool(sp) and tp > 1 if sp is not None else tp > 1
         out["position_embedding_type"] = "rope"
-        if model is not None:  # GPTModelProvider.seq_length: max_position_embeddings, else its default 1024
-            out["seq_length"] = model.max_position_embeddings or PROVIDER_SEQ_LENGTH
+        if model is not None:  # the bridge's fixed value, else max_position_embeddings, else the provider's 1024
+            out["seq_length"] = FIXED_SEQ_LENGTH.get(model.architecture) or model.max_position_embeddings \
+                or PROVIDER_SEQ_LENGTH
     else:
         out["sequence_parallel"] = tp > 1
     out["moe_token_dispatcher_type"] = "alltoall"
