@@ -14,13 +14,14 @@ from functools import lru_cache
 from typing import Optional
 
 from ._layout import Layout, stage_layer_counts
+from ._stages import StageShape, StageTerms
 from .activations import chunk_in_flight, cp_transient_per_token, layer_parts, logits_bytes
 from .overhead import DEVICES, GIB, communicators, optimizer_step_bytes
 from .params import StageParams, layer_params
 from .recompute import Recompute
 from .spec import ModelSpec
 
-__all__ = ["Profile", "build", "components", "peak"]
+__all__ = ["Profile", "StageShape", "StageTerms", "build", "components", "peak"]
 
 
 @lru_cache(maxsize=1024)
@@ -158,13 +159,14 @@ class Profile:
         lg = logits_bytes(spec, tokens, tp, sp, fused=opts.use_fused_kernels, entropy=opts.entropy_in_update,
                           workload=opts.workload)
         self.stages = []
-        for stage, (dense_p, expert_p, chunks, flight, layers) in enumerate(shapes[0]):
-            total = dense_p + expert_p
-            shard = dense_p / dp + expert_p / edp if opts.distributed_optimizer else total
+        for stage, shape in enumerate(shapes[0]):
+            total = shape.dense + shape.expert
+            shard = shape.dense / dp + shape.expert / edp if opts.distributed_optimizer else total
             ref = 0 if (opts.ref_param_offload or opts.workload != "rl") else 2 * total
             last = stage == pp - 1
-            self.stages.append((2 * total, 4 * total, 12 * shard * keep, ref, optimizer_step_bytes(shard), chunks,
-                                flight, lg[0] if last else 0.0, lg[1] if last else 0.0, layers))
+            self.stages.append(StageTerms(2 * total, 4 * total, 12 * shard * keep, ref, optimizer_step_bytes(shard),
+                                          shape.chunks, shape.flight, lg[0] if last else 0.0, lg[1] if last else 0.0,
+                                          shape.layers))
         self.resident_flags = (opts.param_offload, opts.optimizer_offload)
         self.candidates = shapes[1]
         """Stages that can hold the peak: a stage equal to an earlier one in parameters and layers holds fewer
@@ -174,16 +176,16 @@ class Profile:
 @lru_cache(maxsize=8192)
 def _shapes(spec: ModelSpec, tp: int, pp: int, vpp: Optional[int], ep: int, etp: int, first: Optional[int],
             last: Optional[int]) -> Optional[tuple]:
-    """Per stage: (dense params, expert params, (dense, MoE) layers per chunk, micro-batches in flight per chunk, layers)."""  # noqa: E501  (a docstring: re-wrapping would change its value)
+    """Each stage's :class:`StageShape`, and the stages that can hold the peak."""
     counts = stage_layer_counts(spec.num_layers, pp, first, last)
     params = _params(spec, tp, pp, ep, etp, first, last)
     if counts is None or params is None:
         return None
-    stages = tuple((p.dense, p.expert, _chunks(spec, counts, i, vpp), chunk_in_flight(pp, vpp, i), counts[i])
-                   for i, p in enumerate(params))
+    stages = tuple(StageShape(p.dense, p.expert, tuple(_chunks(spec, counts, i, vpp)), chunk_in_flight(pp, vpp, i),
+                              counts[i]) for i, p in enumerate(params))
     seen, candidates = set(), []
-    for i, (dense, expert, chunks, _, _) in enumerate(stages):
-        shape = (dense, expert, tuple(chunks), i == pp - 1)
+    for i, s in enumerate(stages):
+        shape = (s.dense, s.expert, s.chunks, i == pp - 1)
         if shape not in seen:
             seen.add(shape)
             candidates.append(i)
@@ -206,7 +208,7 @@ def _layer_bytes(prof: Profile, rc: Recompute) -> tuple[float, float, float, flo
     return dk, dd, mk, md
 
 
-def _dynamic(prof: Profile, stage: tuple, rc: Recompute, sizes: tuple[float, float, float, float]
+def _dynamic(prof: Profile, stage: StageTerms, rc: Recompute, sizes: tuple[float, float, float, float]
              ) -> tuple[float, float, list[float], float]:
     """(stored, transient, stored per chunk, one full layer) of a stage under ``rc``."""
     dk, dd, mk, md = sizes
@@ -215,7 +217,7 @@ def _dynamic(prof: Profile, stage: tuple, rc: Recompute, sizes: tuple[float, flo
     base = layer + prof.extra  # the backward holds gradients as large as one layer's activations
     transient = base
     chunks = []
-    for (dense, moe), flight in zip(stage[5], stage[6]):
+    for (dense, moe), flight in zip(stage.chunks, stage.flight):
         layers = dense + moe
         if rc.full and layers:
             largest = full_m if moe else full_d
@@ -236,16 +238,16 @@ def _dynamic(prof: Profile, stage: tuple, rc: Recompute, sizes: tuple[float, flo
     return sum(chunks), transient, chunks, layer
 
 
-def _phases(prof: Profile, stage: tuple, rc: Recompute, sizes: tuple) -> tuple:
+def _phases(prof: Profile, stage: StageTerms, rc: Recompute, sizes: tuple) -> tuple:
     stored, transient, chunks, layer = _dynamic(prof, stage, rc, sizes)
-    lg_up, lg_lp = stage[7], stage[8]
+    lg_up, lg_lp = stage.logits_update, stage.logits_logprob
     update = stored + (transient if transient > lg_up else lg_up)
     logprob = lg_lp + layer if prof.workload == "rl" else 0.0
     phase, dynamic = "update", update
     if logprob > dynamic:
         phase, dynamic = "log_prob", logprob
-    if stage[4] > dynamic:
-        phase, dynamic = "optimizer_step", stage[4]
+    if stage.optimizer_step > dynamic:
+        phase, dynamic = "optimizer_step", stage.optimizer_step
     return phase, dynamic, stored, transient, chunks, layer
 
 
@@ -257,7 +259,7 @@ def peak(prof: Profile, rc: Recompute) -> tuple[float, int]:
     for i in prof.candidates:
         stage = prof.stages[i]
         dynamic = _phases(prof, stage, rc, sizes)[1]
-        total = (stage[0] + stage[1] + stage[2] + stage[3]) * slack_s + dynamic * slack_d + prof.fixed
+        total = (stage.weights + stage.grads + stage.optimizer + stage.ref) * slack_s + dynamic * slack_d + prof.fixed
         if total > best:
             best, where = total, i
     return best, where
@@ -267,17 +269,17 @@ def components(prof: Profile, index: int, rc: Recompute) -> dict:
     """Every component of stage ``index`` (bytes), its phase, stored activations per chunk and the resident bytes."""
     stage = prof.stages[index]
     phase, dynamic, stored, transient, chunks, layer = _phases(prof, stage, rc, _layer_bytes(prof, rc))
-    weights, grads, optimizer, ref = stage[0], stage[1], stage[2], stage[3]
+    weights, grads, optimizer, ref = stage.weights, stage.grads, stage.optimizer, stage.ref
     parts = {"activations": 0.0, "logits": 0.0, "optimizer_step": 0.0}
     if phase == "update":
-        parts.update(activations=stored + max(0.0, transient - stage[7]), logits=stage[7])
+        parts.update(activations=stored + max(0.0, transient - stage.logits_update), logits=stage.logits_update)
     elif phase == "log_prob":
-        parts.update(activations=layer, logits=stage[8])
+        parts.update(activations=layer, logits=stage.logits_logprob)
     else:
-        parts["optimizer_step"] = stage[4]
+        parts["optimizer_step"] = stage.optimizer_step
     slack = prof.slack_s * (weights + grads + optimizer + ref) + prof.slack_d * dynamic
     param_off, optim_off = prof.resident_flags
     resident = (0 if param_off else weights + grads) + (0 if optim_off else optimizer) + ref + prof.fixed
     return {"weights": weights, "gradients": grads, "optimizer": optimizer, "ref_weights": ref, **parts,
             "runtime": prof.runtime, "comm_buffers": prof.comm, "fragmentation": slack, "phase": phase,
-            "stored": stored, "chunks": chunks, "layers": stage[9], "resident": resident}
+            "stored": stored, "chunks": chunks, "layers": stage.layers, "resident": resident}

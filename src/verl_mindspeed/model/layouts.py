@@ -251,7 +251,7 @@ def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_mem
                             if prof is None:
                                 break
                             shared = prof
-                            chunk = min(prof.stages[i][9] for i in range(len(prof.stages))) // (vpp or 1)
+                            chunk = min(stage.layers for stage in prof.stages) // (vpp or 1)
                             stage_of: dict = {}
                             rc, tried = _choose(prof, layout, limit, ladder, chunk, stage_of)
                             chosen = Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp, first_stage_layers=first,
