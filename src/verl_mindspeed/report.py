@@ -33,15 +33,11 @@ def feature_state(feature: catalog.Feature, settings: dict[str, dict[str, Any]])
     built = {**settings["override_transformer_config"], **(settings.get("repatch") or {})}
     source = settings["megatron"] if flag.where == "megatron" else built
     value = source.get(flag.name)
-    if feature.id == "cp":
-        value = settings["megatron"].get("context_parallel_size", value)
-    if feature.id == "recompute":
-        value = source.get("recompute_granularity")
-    if feature.id == "sp" and value is None:
+    if value is None and feature.shown_otherwise == "engine.sequence_parallel":
         tp = settings["megatron"].get("tensor_model_parallel_size")
         value = bool(settings["megatron"].get("sequence_parallel")) and _int(tp) > 1
-    if feature.id == "distributed_optimizer" and value is None:
-        value = settings["megatron"].get("use_distributed_optimizer")
+    elif value is None and feature.shown_otherwise.startswith("megatron."):
+        value = settings["megatron"].get(feature.shown_otherwise.partition(".")[2])
     if value is None:
         return "-"
     if value is True:

@@ -116,3 +116,16 @@ def test_injections_are_catalogue_data_read_by_one_vocabulary():
     assert [s for inj in catalog.injections() for s in inj.when if s not in known] == []
     with pytest.raises(ValueError, match="unknown source or condition"):
         catalog.Injection(key="x", value=catalog.From("engine.nope"), why="-")
+
+
+def test_the_feature_table_reads_only_catalogue_data():
+    """The report has no case per feature id: where a feature's state is read besides its primary flag is the
+    catalogue's ``shown_otherwise``, one of two forms the report knows."""
+    import inspect
+
+    from verl_mindspeed import report
+
+    source = inspect.getsource(report.feature_state)
+    assert not [f.id for f in catalog.FEATURES if f'"{f.id}"' in source]
+    assert {f.shown_otherwise.partition(".")[0] for f in catalog.FEATURES if f.shown_otherwise} <= {"megatron",
+                                                                                                    "engine"}

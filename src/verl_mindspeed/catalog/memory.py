@@ -22,6 +22,7 @@ DIST_OPT = Feature(
              help="verl's switch for Megatron's distributed optimizer.", feeds="megatron OptimizerConfig.use_distributed_optimizer"),
     ),
     rules=("swap-optimizer-requires-distributed-optimizer",),
+    shown_otherwise="megatron.use_distributed_optimizer",
 )
 
 SWAP_OPT = Feature(

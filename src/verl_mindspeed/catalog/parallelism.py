@@ -69,6 +69,7 @@ SP = Feature(
                 default_note="verl 0.9: megatron.sequence_parallel=True, turned off when TP=1",
                 help="Sequence parallelism in the TP group; needs TP > 1.", feeds="TransformerConfig.sequence_parallel"),),
     rules=("sp-requires-tp", "mc2-requires-sp-tp"),
+    shown_otherwise="engine.sequence_parallel",
 )
 
 CP = Feature(
