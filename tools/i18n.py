@@ -41,7 +41,8 @@ def _code() -> Iterator[tuple[object, str, int, str | None]]:
 
 
 def _catalogue() -> Iterator[tuple[object, str, int, str | None]]:
-    sys.path.insert(0, str(ROOT / "src"))
+    if str(ROOT / "src") not in sys.path:
+        sys.path.insert(0, str(ROOT / "src"))
     from verl_mindspeed import catalog, presets
 
     for f in catalog.FEATURES:
