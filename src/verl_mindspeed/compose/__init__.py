@@ -26,6 +26,7 @@ from ..i18n import tr
 from ..overrides import LaunchArgs, parse_overrides, split_argv
 from ._dataclasses import DataclassIndex
 from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, module_file, read_entry
+from ._fast import accelerated
 from ._hydra_errors import KeyContext, issue_for_failure
 from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
 from ._script import split_pasted
@@ -184,8 +185,15 @@ def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl
     """Compose verl's config for a launch argv; raises :class:`EvaluationError` when that is impossible.
 
     ``verl_version`` checks against that release's tree instead of the installed verl's; ``entry`` is the
-    module the argv is given to (default ``verl.trainer.main_ppo``).
+    module the argv is given to (default ``verl.trainer.main_ppo``). YAML is read at C speed and each override
+    parsed once (:mod:`._fast`); the result is Hydra's.
     """
+    with accelerated():
+        return _compose_argv(argv, verl_config_dir, verl_version, entry)
+
+
+def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version: Optional[str],
+                  entry: Optional[str]) -> Composition:
     if verl_config_dir and verl_version:
         raise EvaluationError(tr("--verl-config-dir and --verl-version choose the tree two ways; give one"))
     args: LaunchArgs = split_argv(argv)

@@ -13,7 +13,6 @@ pip's own index settings (mirrors, proxies) apply.
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -131,10 +130,16 @@ def installed_tree() -> Optional[tuple[Path, str]]:
     if spec is None or not spec.submodule_search_locations:
         return None
     package = Path(list(spec.submodule_search_locations)[0])
-    try:
-        version = importlib.metadata.version("verl")
-    except importlib.metadata.PackageNotFoundError:
-        version = read_version(package.parent) or "unknown"
+    # verl's own version file first (what ``verl.__version__`` reads); the distribution's metadata, whose import
+    # alone costs a check some 20 ms, only for a tree without one
+    version = read_version(package.parent)
+    if version is None:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("verl")
+        except metadata.PackageNotFoundError:
+            version = "unknown"
     return package.parent, version
 
 

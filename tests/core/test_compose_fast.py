@@ -1,0 +1,95 @@
+"""Composing at C speed changes nothing: every YAML file verl ships reads the same through libyaml under
+OmegaConf's loader, a duplicate key is still refused, and a launch composes to the same config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from omegaconf import OmegaConf
+
+from verl_mindspeed.compose import _fast, _trees, compose_argv
+from verl_mindspeed.compose._hydra_run import compose
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML without libyaml: nothing is swapped")
+
+
+def _yaml_files() -> list[Path]:
+    roots = [ROOT / "src" / "verl_mindspeed"]
+    installed = _trees.installed_tree()
+    if installed is not None:
+        roots.append(installed[0] / "verl")
+    if _trees.cache_root().is_dir():
+        roots += [tree / "verl" for tree in sorted(_trees.cache_root().iterdir()) if (tree / "verl").is_dir()]
+    unique: dict[bytes, Path] = {}  # releases share most files: each distinct text once
+    for path in sorted(p for r in roots for p in r.rglob("*.yaml")):
+        unique.setdefault(path.read_bytes(), path)
+    return sorted(unique.values())
+
+
+def _read(path: Path) -> str:
+    """What OmegaConf makes of a file, with the Python type of every value (``repr`` tells 1 from True and
+    ``'1e-5'`` from ``1e-05``)."""
+    return repr(OmegaConf.to_container(OmegaConf.load(path), resolve=False))
+
+
+def test_every_yaml_file_reads_the_same_through_libyaml():
+    files = _yaml_files()
+    assert len(files) > 20, files  # at least our presets and one verl tree
+    plain = {p: _read(p) for p in files}
+    with _fast.accelerated():
+        fast = {p: _read(p) for p in files}
+    assert [p for p in files if plain[p] != fast[p]] == []
+
+
+def test_the_fast_loader_is_in_use_only_inside_and_keeps_omegaconfs_rules(tmp_path):
+    import omegaconf._utils as utils
+
+    data = tmp_path / "x.yaml"
+    data.write_text("lr: 1e-5\nwhen: 2001-12-14\nflag: yes\n", encoding="utf-8")
+    outside = utils.get_yaml_loader()
+    with _fast.accelerated():
+        inside = utils.get_yaml_loader()
+        value = OmegaConf.to_container(OmegaConf.load(data))
+    assert inside is _fast.libyaml_loader() and outside is not inside
+    assert utils.get_yaml_loader() is not inside  # restored
+    # OmegaConf's float resolver (1e-5 is a float, not YAML 1.1's string) and no timestamps; yes is YAML 1.1 True
+    assert value == {"lr": 1e-05, "when": "2001-12-14", "flag": True}
+    data.write_text("a: 1\na: 2\n", encoding="utf-8")
+    with _fast.accelerated(), pytest.raises(yaml.constructor.ConstructorError, match="duplicate key a"):
+        OmegaConf.load(data)
+
+
+def test_each_override_is_parsed_once_and_hydra_gets_the_same_objects():
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    calls = []
+    plain = OverridesParser.parse_overrides
+
+    def counting(self, overrides):
+        calls.extend(overrides)
+        return plain(self, overrides)
+
+    OverridesParser.parse_overrides = counting
+    try:
+        with _fast.accelerated():
+            parser = OverridesParser.create()
+            first = parser.parse_overrides(["a.b=1", "+c=[1,2]"])
+            again = parser.parse_overrides(["+c=[1,2]", "a.b=1"])
+    finally:
+        OverridesParser.parse_overrides = plain
+    assert calls == ["a.b=1", "+c=[1,2]"]
+    assert again == first[::-1] and again[0] is first[1]
+    assert OverridesParser.parse_overrides is plain
+
+
+@pytest.mark.parametrize("example", sorted((ROOT / "examples").glob("*.args")), ids=lambda p: p.stem)
+def test_a_launch_composes_to_the_same_config(example):
+    from verl_mindspeed.launch import read_args_file
+
+    comp = compose_argv(read_args_file(str(example)))
+    plain = compose(comp.tree.config_dir, comp.config_name, comp.overrides)
+    assert OmegaConf.to_yaml(comp.cfg) == OmegaConf.to_yaml(plain)
