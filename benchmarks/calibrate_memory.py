@@ -3,7 +3,9 @@
     python benchmarks/calibrate_memory.py                 # recorded mbridge figures
     python benchmarks/calibrate_memory.py --mbridge-python /path/venv/bin/python --mbridge-dir /path/mbridge/memory_estimator
 
-Data: ``benchmarks/data/measured_peaks.json`` (each point cites its source and setting).
+Data: ``benchmarks/data/measured_peaks.json`` (each point cites its source and setting; optional
+``first_stage_layers`` / ``last_stage_layers`` give megatron's uneven pipeline split; a point without
+``mbridge_gib`` shows ``-`` and stays out of mbridge's median).
 For a point measured as ``allocated`` (torch ``max_memory_allocated``) the comparison uses
 our tensor total; for ``device`` it uses the whole peak, non-tensor terms included.
 mbridge's estimator counts tensors only. Prints one row per point, the ratios and their medians.
@@ -43,12 +45,15 @@ def ours(point: dict) -> tuple[float, dict]:
     if spec is None:
         raise SystemExit(note)
     layout = Layout(tp=point["tp"], pp=point["pp"], cp=point["cp"], ep=point["ep"], etp=point["etp"],
-                    recompute=recompute_of(point["recompute"]))
+                    first_stage_layers=point.get("first_stage_layers"),
+                    last_stage_layers=point.get("last_stage_layers"), recompute=recompute_of(point["recompute"]))
     legacy = point.get("legacy_model", False)
     options = MemoryOptions(seq_len=point["seq_len"], micro_batch_size=point["micro_batch_size"],
                             sequence_parallel=point["sequence_parallel"], workload="pretrain", device="gpu",
                             hidden_dropout=legacy, fused_swiglu=not legacy)
     estimate = estimate_memory(spec, layout, point["world"], options)
+    if estimate is None:
+        raise SystemExit(f"{point['id']}: the layers do not split over PP {point['pp']} as given")
     value = estimate.tensors if point["kind"] == "allocated" else estimate.peak
     return value / GIB, {k: round(v / GIB, 2) for k, v in estimate.breakdown().items()}
 
@@ -59,6 +64,9 @@ def mbridge(point: dict, python: str, directory: str) -> float:
             "--mbs", str(point["micro_batch_size"])]
     for key in ("tp", "pp", "cp", "ep", "etp"):
         args += [f"--{key}", str(point[key])]
+    for key, flag in (("first_stage_layers", "--first"), ("last_stage_layers", "--last")):
+        if point.get(key) is not None:
+            args += [flag, str(point[key])]
     if point["recompute"].startswith("full"):
         args += ["--recompute", "full"]
     if not point["sequence_parallel"]:

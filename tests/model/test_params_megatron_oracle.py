@@ -4,18 +4,27 @@ TP = PP = 1 models are built in this process (a world-1 gloo group) and
 compared exactly. Sharded layouts are checked two ways: from the TP = 1 model
 using the partition attributes megatron itself puts on each weight
 (``tensor_model_parallel``), and by really building TP = 2 / EP = 2 models in
-two gloo processes.
+two gloo processes. The MLA fixture (Moonlight) is also built at full size on the
+meta device, its megatron config mapped straight from its ``config.json``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 
 import pytest
 
-from helpers import require
-from verl_mindspeed.model import Layout, ModelSpec, stage_layer_counts, stage_parameters, total_parameters
+from helpers import FIXTURES, require
+from verl_mindspeed.model import (
+    Layout,
+    ModelSpec,
+    load_model_spec,
+    stage_layer_counts,
+    stage_parameters,
+    total_parameters,
+)
 
 DENSE_QWEN2 = ModelSpec(
     architecture="Qwen2ForCausalLM", family="dense", num_layers=3, hidden_size=64, ffn_hidden_size=96,
@@ -161,6 +170,52 @@ def test_total_equals_megatron_model(world_one, name):
     model = _built(name)
     assert total_parameters(spec) == sum(p.numel() for p in model.parameters())
     assert [s.total for s in stage_parameters(spec, Layout())] == [sum(p.numel() for p in model.parameters())]
+
+
+def build_deepseek_v3_from_hf(hf: dict):
+    """megatron-core's GPTModel for a DeepseekV3 ``config.json`` at full size on the meta device (no memory),
+    its config mapped key by key from the HF names (as the bridges convert them), not through ``ModelSpec``."""
+    import torch
+    from megatron.core.models.gpt import GPTModel
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_decoder_block_spec
+    from megatron.core.transformer.transformer_config import MLATransformerConfig
+
+    layers, dense = hf["num_hidden_layers"], hf["first_k_dense_replace"]
+    config = MLATransformerConfig(
+        num_layers=layers, hidden_size=hf["hidden_size"], ffn_hidden_size=hf["intermediate_size"],
+        num_attention_heads=hf["num_attention_heads"], normalization="RMSNorm", gated_linear_unit=True,
+        add_bias_linear=False, qk_layernorm=True, use_cpu_initialization=True, multi_latent_attention=True,
+        q_lora_rank=hf["q_lora_rank"], kv_lora_rank=hf["kv_lora_rank"], qk_head_dim=hf["qk_nope_head_dim"],
+        qk_pos_emb_head_dim=hf["qk_rope_head_dim"], v_head_dim=hf["v_head_dim"], rotary_base=hf["rope_theta"],
+        rope_type="rope", num_moe_experts=hf["n_routed_experts"], moe_router_topk=hf["num_experts_per_tok"],
+        moe_ffn_hidden_size=hf["moe_intermediate_size"],
+        moe_shared_expert_intermediate_size=hf["n_shared_experts"] * hf["moe_intermediate_size"],
+        moe_layer_freq=[0] * dense + [1] * (layers - dense))
+    block = get_gpt_decoder_block_spec(config, use_transformer_engine=False)
+    for layer in block.layer_specs:
+        layer.submodules.self_attention.submodules.core_attention = _NoParamCoreAttention
+    saved, torch.cuda.current_device = torch.cuda.current_device, lambda: "cpu"
+    try:
+        with torch.device("meta"):
+            return GPTModel(config=config, transformer_layer_spec=block, vocab_size=hf["vocab_size"],
+                            max_sequence_length=64, position_embedding_type="rope",
+                            share_embeddings_and_output_weights=hf["tie_word_embeddings"])
+    finally:
+        torch.cuda.current_device = saved
+
+
+@pytest.mark.parametrize("layout", [Layout(pp=2, ep=4, etp=1, last_stage_layers=13), Layout(tp=2, ep=4, etp=2),
+                                    Layout(pp=3, tp=2, ep=8, etp=1)],
+                         ids=["pp2-ep4-last13", "tp2-ep4-etp2", "tp2-pp3-ep8-etp1"])
+def test_moonlight_full_size_matches_megatron(world_one, layout):
+    """The MLA fixture at its real size (15.96e9 parameters, q_lora_rank null), from its config.json: the whole
+    model and each stage of the calibration layout (benchmarks/data/measured_peaks.json) and two others."""
+    path = FIXTURES / "models" / "Moonlight-16B-A3B-Instruct"
+    if "moonlight" not in _MODELS:
+        _MODELS["moonlight"] = build_deepseek_v3_from_hf(json.loads((path / "config.json").read_text()))
+    model, spec = _MODELS["moonlight"], load_model_spec(path)[0]
+    assert total_parameters(spec) == sum(p.numel() for p in model.parameters()) == 15_960_108_544
+    assert [s.total for s in stage_parameters(spec, layout)] == _sharded_counts(model, spec, layout)
 
 
 LAYOUTS = [
