@@ -8,11 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..i18n import render, tr, trp
+from ..i18n import Msg, joined, render, tr, trp
 from ..model import ModelSpec, active_parameters, total_parameters
 from ..model.chart import component_names, render_html, render_svg, text_bar
 from ..model.layouts import LayoutPlan
 from ..model.memory import MemoryOptions
+from ..model.throughput import Reason, layout_reasons
 
 #: Override blocks printed without --top (the table then shows 10 rows).
 DEFAULT_BLOCKS = 3
@@ -54,6 +55,66 @@ def _why(plan: LayoutPlan, limit: float, lang: str) -> str:
               relative=plan.relative_time, comm=round(100 * comm), peak=plan.memory.peak_gib,
               stage=plan.memory.stage, phase=plan.memory.phase, headroom=limit - plan.memory.peak_gib,
               **pct).render(lang)
+
+
+#: Where a group's collective runs (a message renders in the reader's language when printed).
+_WHERE = {"intra": tr("inside a node"), "inter": tr("across nodes")}
+
+
+def _where(span: str) -> Msg:
+    return _WHERE[span]
+
+
+def _reason(r: Reason) -> Msg:
+    """One dimension's reason, in the proxy's terms (``model.throughput.layout_reasons``)."""
+    f, n, share = r.facts, r.size, 100 * r.share
+    if r.dimension == "ep":
+        return tr("EP {n}: experts ÷{n} ({per_rank} per rank), all-to-all over {n} {where}, {share:.0f}% of the step",
+                  n=n, per_rank=f["experts_per_rank"], where=_where(f["span"]), share=share)
+    if r.dimension == "etp":
+        if f["all_to_all_factor"] > 1:
+            return tr("ETP {n}: expert weights ÷{n}, expert all-to-all ×{n}", n=n)
+        return tr("ETP {n}: expert weights ÷{n}", n=n)
+    if r.dimension == "tp":
+        return tr("TP {n}: weights ÷{n}, {count} all-gather/reduce-scatter per layer {where}, {share:.0f}% of the "
+                  "step", n=n, count=f["collectives_per_layer"], where=_where(f["span"]), share=share)
+    if r.dimension == "cp":
+        tokens, where = f["tokens_per_rank"], _where(f["span"])
+        if f["algorithm"] == "ulysses_cp_algo":
+            return tr("CP {n}: attention ÷{n} ({tokens} tokens per rank), all-to-all of Q/K/V/O over {n} {where}, "
+                      "{share:.0f}% of the step", n=n, tokens=tokens, where=where, share=share)
+        if f["algorithm"] == "kvallgather_cp_algo":
+            return tr("CP {n}: attention ÷{n} ({tokens} tokens per rank), K/V all-gathered over {n} {where}, "
+                      "{share:.0f}% of the step", n=n, tokens=tokens, where=where, share=share)
+        if "ulysses" in f:
+            return tr("CP {n}: attention ÷{n} ({tokens} tokens per rank), all-to-all over {ulysses} and a K/V ring "
+                      "of {ring} {where}, {share:.0f}% of the step", n=n, tokens=tokens, ulysses=f["ulysses"],
+                      ring=f["ring"], where=where, share=share)
+        return tr("CP {n}: attention ÷{n} ({tokens} tokens per rank), K/V passed around a ring of {n} {where}, "
+                  "{share:.0f}% of the step", n=n, tokens=tokens, where=where, share=share)
+    if r.dimension == "pp":
+        low, high = f["layers_min"], f["layers_max"]
+        layers = str(low) if low == high else f"{low}-{high}"
+        return tr("PP {n}: layers ÷{n} ({layers} per stage), bubble {bubble:.0f}% and stage-to-stage sends "
+                  "{sends:.0f}% of the step", n=n, layers=layers, bubble=100 * f["bubble"], sends=100 * f["sends"])
+    if r.dimension == "vpp":
+        return tr("VPP {n}: bubble ÷{n}", n=n)
+    return tr("DP {n}: gradient reduce-scatter and parameter all-gather over {group} {where}, {share:.0f}% of the "
+              "step", n=n, group=f["group"], where=_where(f["span"]), share=share)
+
+
+def reasons(spec: ModelSpec, plan: LayoutPlan, world: int, per_node: int, options: MemoryOptions
+            ) -> list[tuple[Reason, Msg]]:
+    """Each parallel dimension above 1 of ``plan`` with its one-clause reason."""
+    found = layout_reasons(spec, plan.layout, world, per_node, options.seq_len, options.micro_batch_size,
+                           plan.time)
+    return [(r, _reason(r)) for r in found]
+
+
+def reasons_line(spec: ModelSpec, plan: LayoutPlan, world: int, per_node: int, options: MemoryOptions) -> Msg:
+    """The reasons of one layout as one line: ``EP 8: ...; TP 2: ...``."""
+    parts = [msg for _, msg in reasons(spec, plan, world, per_node, options)]
+    return joined(parts) if parts else tr("no parallel dimension above 1: one device runs the whole model")
 
 
 def print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: float, options: MemoryOptions,
@@ -99,6 +160,7 @@ def print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: fl
         heading = trp("heading", "layout {row}", row=row).render(lang)
         print(f"\n# {heading}: {label(plan)}, {plan.layout.recompute.label()}")
         print("#   " + _why(plan, memory, lang))
+        print("#   " + reasons_line(spec, plan, world, args.n_gpus_per_node, options).render(lang))
         print(" \\\n".join(f"    {line}" for line in plan.overrides))
     if len(usable) > limit:
         print()
@@ -116,9 +178,16 @@ def print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: fl
 
 def as_json(spec: ModelSpec, args: argparse.Namespace, nnodes: int, per_node: int, memory: float,
             options: MemoryOptions, plans: list[LayoutPlan], shown: list[LayoutPlan], launch: Any = None) -> str:
+    world = nnodes * per_node
+
+    def layout(p: LayoutPlan) -> dict:
+        data = p.to_json()
+        data["reasons"] = [dict(r.to_json(), text=str(msg)) for r, msg in reasons(spec, p, world, per_node, options)]
+        return data
+
     return json.dumps({
         "launch": launch,
-        "layouts": [p.to_json() for p in shown],
+        "layouts": [layout(p) for p in shown],
         "model": {"architecture": spec.architecture, "family": spec.family, "layers": spec.num_layers,
                   "parameters_total": total_parameters(spec), "parameters_active": active_parameters(spec)},
         "cluster": {"nnodes": nnodes, "n_gpus_per_node": per_node, "world_size": nnodes * per_node,
@@ -147,4 +216,4 @@ def write_chart(path: str, spec: ModelSpec, world: int, memory: float, shown: li
     return path
 
 
-__all__ = ["DEFAULT_BLOCKS", "as_json", "label", "print_text", "write_chart"]
+__all__ = ["DEFAULT_BLOCKS", "as_json", "label", "print_text", "reasons", "reasons_line", "write_chart"]

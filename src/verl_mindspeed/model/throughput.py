@@ -10,14 +10,15 @@ and the bytes each parallelism moves, over intra-node or inter-node bandwidth.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Optional
 
-from ._layout import Layout
+from ._layout import Layout, stage_layer_counts
 from .params import active_parameters
 from .spec import ModelSpec
 
-__all__ = ["Rates", "StepTime", "step_time"]
+__all__ = ["Rates", "Reason", "StepTime", "layout_reasons", "step_time"]
 
 MICROBATCHES_PER_DEVICE = 16
 
@@ -79,12 +80,16 @@ def _recompute_share(spec: ModelSpec, layout: Layout) -> float:
 
 
 def step_time(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: int, seq_len: int, micro_batch: int = 1,
-              rates: Rates = Rates()) -> StepTime:
-    """The proxy for one layout; see the module docstring for what it assumes."""
+              rates: Rates = Rates(), global_batch: Optional[int] = None) -> StepTime:
+    """The proxy for one layout; see the module docstring for what it assumes.
+
+    ``global_batch``: sequences of one step (default ``MICROBATCHES_PER_DEVICE x world``), for comparing with a
+    run whose global batch size is known (``benchmarks/compare_throughput.py``)."""
     tp, pp, cp, ep, etp = layout.tp, layout.pp, layout.cp, layout.ep, layout.etp
     dp = max(layout.dp(world), 1)
-    micro = MICROBATCHES_PER_DEVICE * world // (dp * micro_batch) or 1  # micro-batches of one model replica
-    tokens_step = MICROBATCHES_PER_DEVICE * world * seq_len  # tokens of one step, over all devices
+    sequences = global_batch or MICROBATCHES_PER_DEVICE * world
+    micro = sequences // (dp * micro_batch) or 1  # micro-batches of one model replica
+    tokens_step = sequences * seq_len  # tokens of one step, over all devices
     passes = 3 if layout.recompute.full else 2  # forward, backward, and the replayed forward
     layers = spec.num_layers / pp
     # FLOPs of the step shared by every device, and a fixed cost per layer pass of every micro-batch
@@ -123,3 +128,63 @@ def step_time(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: int, s
     return StepTime(compute=compute, recompute=recompute, bubble=bubble, tp=micro * layers * tp_bytes / bw(tp),
                     cp=micro * layers * cp_bytes / bw(tp * cp), ep=micro * moe_layers * ep_bytes / bw(etp * ep),
                     pp=pp_time, dp=dp_time)
+
+
+@dataclass(frozen=True)
+class Reason:
+    """What one parallel dimension of a layout saves and costs, in the proxy's own terms.
+
+    ``share`` is the part of the proxy step time this dimension adds (its communication; for PP the bubble
+    and the stage-to-stage sends); ``facts`` holds the numbers a one-line reason quotes."""
+
+    dimension: str
+    """``tp``, ``pp``, ``vpp``, ``cp``, ``ep``, ``etp`` or ``dp``."""
+    size: int
+    share: float = 0.0
+    facts: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        facts = {k: round(v, 4) if isinstance(v, float) else v for k, v in self.facts.items()}
+        return {"dimension": self.dimension, "size": self.size, "share": round(self.share, 4), **facts}
+
+
+def layout_reasons(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: int, seq_len: int,
+                   micro_batch: int = 1, time: Optional[StepTime] = None) -> tuple[Reason, ...]:
+    """Why a layout costs what it costs: one :class:`Reason` per parallel dimension above 1, in the order
+    EP, ETP, TP, CP, PP, VPP, DP, each with what it divides and what it moves (``span``: ``intra`` when the
+    group fits in a node, else ``inter``), read from the same terms as :func:`step_time`."""
+    time = time or step_time(spec, layout, world, gpus_per_node, seq_len, micro_batch)
+    total = time.total or 1.0
+    tp, pp, cp, ep, etp = layout.tp, layout.pp, layout.cp, layout.ep, layout.etp
+    dp = max(layout.dp(world), 1)
+    passes = 3 if layout.recompute.full else 2
+
+    def span(group: int) -> str:
+        return "intra" if group <= gpus_per_node else "inter"
+
+    found: list[Reason] = []
+    if ep > 1:
+        found.append(Reason("ep", ep, time.ep / total, {"experts_per_rank": (spec.num_experts or 0) // ep,
+                                                        "span": span(etp * ep)}))
+    if etp > 1:
+        found.append(Reason("etp", etp, 0.0, {"all_to_all_factor": etp if ep > 1 else 1}))
+    if tp > 1:
+        found.append(Reason("tp", tp, time.tp / total, {"collectives_per_layer": 4 * passes, "span": span(tp)}))
+    if cp > 1:
+        facts: dict = {"tokens_per_rank": seq_len * micro_batch // cp, "algorithm": layout.cp_algo,
+                       "span": span(tp * cp)}
+        if layout.cp_algo in ("hybrid_cp_algo", "hybrid_adaptive_cp_algo"):
+            u = layout.ulysses_degree or 1
+            facts.update(ulysses=u, ring=cp // u)
+        found.append(Reason("cp", cp, time.cp / total, facts))
+    if pp > 1:
+        counts = stage_layer_counts(spec.num_layers, pp, layout.first_stage_layers, layout.last_stage_layers) \
+            or [spec.num_layers // pp]
+        found.append(Reason("pp", pp, (time.bubble + time.pp) / total,
+                            {"layers_min": min(counts), "layers_max": max(counts), "bubble": time.bubble / total,
+                             "sends": time.pp / total}))
+    if layout.vpp and layout.vpp > 1:
+        found.append(Reason("vpp", layout.vpp, 0.0, {"bubble_divisor": layout.vpp}))
+    if dp > 1:
+        found.append(Reason("dp", dp, time.dp / total, {"group": dp * cp, "span": span(world)}))
+    return tuple(found)
