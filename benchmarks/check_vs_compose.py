@@ -1,9 +1,11 @@
 """Median wall time of `verl-mindspeed check` against Hydra composing the same launch alone: the floor.
 
-    python benchmarks/check_vs_compose.py [--runs 9] [--args-file PATH]
+    python benchmarks/check_vs_compose.py [--runs 9] [--args-file PATH] [--same-reader]
 
 The floor is a Python process that imports Hydra and composes verl's installed config tree with the launch's
-overrides, as verl's `@hydra.main` would, and nothing else. `check` composes the same launch and then judges
+overrides, as verl's `@hydra.main` would, and nothing else. `check` composes through libyaml and parses each
+override once (verl_mindspeed.compose._fast); `--same-reader` gives the floor that too, so the ratio is what
+judging alone costs. `check` composes the same launch and then judges
 it; the ratio says what the judging costs on top. Runs are interleaved (check, compose, check...) so machine
 load hits both alike. Prints every run, the medians and the ratio. Needs verl's config tree (pip install verl).
 """
@@ -31,6 +33,14 @@ with initialize_config_dir(config_dir=config_dir, version_base=None):
     compose(config_name=name, overrides=overrides)
 """
 
+# the module alone, loaded from its file: importing it through the package would import all of verl-mindspeed
+SAME_READER = COMPOSE.replace("name, overrides =", f"""
+spec = importlib.util.spec_from_file_location("_fast", {str(ROOT / "src/verl_mindspeed/compose/_fast.py")!r})
+fast = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fast)
+fast.accelerated().__enter__()
+name, overrides =""")
+
 
 def launch(path: Path) -> tuple[str, list[str]]:
     """(config name, overrides) of an args file: its --config-name and every other argument but Hydra's flags."""
@@ -46,14 +56,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--args-file", type=Path, default=DEFAULT_ARGS)
+    parser.add_argument("--same-reader", action="store_true",
+                        help="the floor composes through libyaml too: the ratio is the cost of judging alone")
     ns = parser.parse_args()
     name, overrides = launch(ns.args_file)
     ours = [sys.executable, "-m", "verl_mindspeed", "check", "--args-file", str(ns.args_file)]
-    floor = [sys.executable, "-c", COMPOSE, name, *overrides]
+    floor = [sys.executable, "-c", SAME_READER if ns.same_reader else COMPOSE, name, *overrides]
     ma, mb = interleaved(ours, floor, ns.runs, ("check", "compose"))
     print(f"\nargv: {ns.args_file.name} ({len(overrides)} overrides), {ns.runs} runs each, interleaved")
     print(f"median  verl-mindspeed check   {ma:.3f} s")
-    print(f"median  Hydra compose alone    {mb:.3f} s")
+    print(f"median  Hydra compose alone    {mb:.3f} s" + ("  (through libyaml, as check)" if ns.same_reader else ""))
     print(f"ratio   check / compose        {ma / mb:.2f}x")
 
 

@@ -8,6 +8,7 @@ one line (``VERL_MINDSPEED_DEBUG=1`` shows the traceback).
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import sys
 from typing import Optional
@@ -16,14 +17,18 @@ from .._version import __version__
 from ..compose import split_pasted
 from ..errors import EvaluationError
 from ..i18n import render, tr
-from . import _args, _output, check, check_files, features, plan, presets, run, upstream_env
+from . import _args, _output
 
-COMMANDS = ("check", "check-files", "features", "plan", "presets", "run", "upstream-env")
+#: Each command and the module that defines it (imported when it is needed: a check does not load the planner).
+MODULES = {"check": "check", "check-files": "check_files", "features": "features", "plan": "plan",
+           "presets": "presets", "run": "run", "upstream-env": "upstream_env"}
+COMMANDS = tuple(MODULES)
 #: Commands whose own options may come anywhere in a launch argv.
-LAUNCH_COMMANDS = {"check": check, "run": run}
+LAUNCH_COMMANDS = ("check", "run")
 
 
-def build_parser(lang: str = "en") -> _args.Parser:
+def build_parser(lang: str = "en", only: Optional[str] = None) -> _args.Parser:
+    """The whole command line; with ``only``, that command alone (what a run of it needs)."""
     parser = _args.Parser(
         prog="verl-mindspeed", allow_abbrev=False, lang=lang,
         description=render(tr("Pre-flight checks and normalization of MindSpeed options for verl on Ascend NPUs."),
@@ -33,8 +38,9 @@ def build_parser(lang: str = "en") -> _args.Parser:
                         help=render(tr("print the version of verl-mindspeed and exit"), lang))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=functools.partial(_args.Parser, lang=lang))
-    for module in (check, check_files, features, plan, presets, run, upstream_env):
-        module.add_parser(sub, lang)
+    for name, module in MODULES.items():
+        if only in (None, name):
+            importlib.import_module(f"{__name__}.{module}").add_parser(sub, lang)
     return parser
 
 
@@ -64,7 +70,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     lang = _args.lang_of(args)
     fmt = _output.format_of(args)
     command = args[0] if args and args[0] in COMMANDS else "verl-mindspeed"
-    ns = _guarded(lambda: _parse(build_parser(lang), args), fmt, lang, command)
+    only = command if command in COMMANDS else None
+    ns = _guarded(lambda: _parse(build_parser(lang, only), args), fmt, lang, command)
     if isinstance(ns, int):
         return ns
     if ns.command == "run":  # verl's own run: its exceptions and exit codes are verl's

@@ -6,7 +6,6 @@ import argparse
 import sys
 from typing import Any, Optional
 
-from .. import upstream
 from ..errors import EvaluationError
 from ..i18n import render, tr
 
@@ -42,6 +41,8 @@ def sources_of(ns: argparse.Namespace) -> Optional[Any]:
             raise EvaluationError(tr("--mindspeed-src, --megatron-src, --megatron-core and --upstream-python need "
                                      "--upstream"))
         return None
+    from .. import upstream  # the oracle's machinery, imported only for --upstream
+
     try:
         src = upstream.locate(ns.mindspeed_src, ns.megatron_src, ns.megatron_core)
     except upstream.SourceError as exc:
@@ -54,6 +55,8 @@ def judge(res: Any, ns: argparse.Namespace, src: Any) -> None:
     """Add upstream's findings to ``res`` (nothing without ``--upstream``)."""
     if src is None:
         return
+    from .. import upstream
+
     lang = ns.lang
 
     def progress(text: Any) -> None:

@@ -290,11 +290,11 @@ def batch_divisibility(roles: dict[str, RoleView], ctx: Context) -> Iterable[Iss
             "stores them, logits as verl computes them, non-tensor memory calibrated on published peaks)")
 def memory_estimate(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
     """The actor's estimated peak per device; a warning above 90% of the device's memory."""
-    from ..model.memory import HEADROOM, MemoryOptions, estimate_for_role
-
     actor, spec, cfg = roles.get("actor"), _model(ctx), ctx.config
     if actor is None or spec is None or not ctx.world_size or cfg is None:
         return
+    from ..model.memory import HEADROOM, MemoryOptions, estimate_for_role  # the engine, only with a model
+
     prompt, response = _int(_select(cfg, "data.max_prompt_length")), _int(_select(cfg, "data.max_response_length"))
     seq = (prompt or 0) + (response or 0) or 4096
     if _select(cfg, "actor_rollout_ref.actor.use_dynamic_bsz") is True:
