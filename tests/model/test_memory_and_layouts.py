@@ -95,6 +95,28 @@ def test_logits_follow_verl_engine():
         stream + 786_432 + 77_856_768 + 24_576_000, 786_432)
 
 
+def test_megatron_fused_cross_entropy_peaks_at_ten_bytes_per_entry():
+    """megatron-core 0.12.1 ``fused_vocab_parallel_cross_entropy`` (pre-training with cross_entropy_loss_fusion):
+    its compiled backward writes the gradient into a new fp32 buffer while the fp32 softmax is alive, then casts
+    to bf16: 4 + 4 + 2 = 10 bytes per entry, 4096 x 16000 x 10 = 655,360,000 (benchmarks/ce_fusion_probe.py)."""
+    stream = 12_582_912
+    assert logits_bytes(GPT, 4096, 2, False, fused=False, entropy=False, workload="pretrain", ce_fusion=True) == (
+        stream + 655_360_000, 0.0)
+    assert logits_bytes(GPT, 4096, 2, False, fused=False, entropy=False, workload="pretrain") == (
+        stream + 393_216_000, 0.0)
+
+
+def test_moe_layer_keeps_no_expert_outputs_for_the_combine():
+    """megatron-core 0.12.1 weights the expert outputs inside the experts and unpermutes without probabilities:
+    the combine keeps indices only. MindSpeed's ``fused_swiglu(x) * probs`` keeps the unweighted activation."""
+    spec = spec_of("Moonlight-16B-A3B-Instruct")
+    names = {p.name: p.bytes for p in layer_parts(spec, True)}
+    assert "expert_combine" not in names
+    assert names["expert_fc1_out"] == 6 * 4 * 1408 and names["expert_act_out"] == 6 * 2 * 1408
+    npu = {p.name: p for p in layer_parts(spec, True, probs_keep_act=True)}
+    assert npu["expert_act_unweighted"].bytes == 6 * 2 * 1408 and npu["expert_act_unweighted"].module == "moe_act"
+
+
 def test_etp_gathers_routed_tokens():
     spec = spec_of("Qwen3-30B-A3B")
     one, four = (sum(p.bytes for p in layer_parts(spec, True, etp=e) if p.name == "expert_in") for e in (1, 4))

@@ -74,12 +74,12 @@ def _moe_prefix(spec: ModelSpec) -> tuple[int, ...]:
 
 @lru_cache(maxsize=4096)
 def _modules(spec: ModelSpec, moe: bool, tp: int, sp: bool, cp: int, algo: str, etp: int, flash: bool,
-             seq_per_rank: float, imbalance: float, dropout: bool,
-             swiglu: bool) -> tuple[tuple[Optional[str], float], ...]:
+             seq_per_rank: float, imbalance: float, dropout: bool, swiglu: bool,
+             probs_keep_act: bool = False) -> tuple[tuple[Optional[str], float], ...]:
     """Bytes of one micro-batch (``seq_per_rank`` tokens) on one TP rank, by the recompute module that discards them."""
     sums: dict[Optional[str], float] = {}
     for part in layer_parts(spec, moe, tp=tp, cp=cp, cp_algo=algo, etp=etp, flash=flash, seq_per_rank=seq_per_rank,
-                            imbalance=imbalance, dropout=dropout, fused_swiglu=swiglu):
+                            imbalance=imbalance, dropout=dropout, fused_swiglu=swiglu, probs_keep_act=probs_keep_act):
         sums[part.module] = sums.get(part.module, 0.0) + part.bytes / (tp if (part.sharded or sp) else 1)
     return tuple((module, seq_per_rank * size) for module, size in sums.items())
 
@@ -119,7 +119,7 @@ class Profile:
         self.tokens = tokens = opts.seq_len * opts.micro_batch_size / cp
         algo = layout.cp_algo if cp > 1 else "megatron_cp_algo"
         key = (tp, sp, cp, algo, layout.etp, opts.flash_attention, tokens, opts.moe_imbalance, opts.hidden_dropout,
-               opts.fused_swiglu)
+               opts.fused_swiglu, opts.device == "npu")  # MindSpeed's experts keep the unweighted activation
         self.dense = _modules(spec, False, *key)
         self.moe = _modules(spec, True, *key) if spec.is_moe else ()
         divisor = tp if sp else 1
@@ -157,7 +157,7 @@ class Profile:
             self.runtime, self.comm = device.runtime_gib * GIB, groups * per_group * 1024**2
             self.fixed, self.slack_s, self.slack_d = self.runtime + self.comm, device.slack_static, device.slack_dynamic
         lg = logits_bytes(spec, tokens, tp, sp, fused=opts.use_fused_kernels, entropy=opts.entropy_in_update,
-                          workload=opts.workload)
+                          workload=opts.workload, ce_fusion=opts.cross_entropy_fusion)
         self.stages = []
         for stage, shape in enumerate(shapes[0]):
             total = shape.dense + shape.expert

@@ -48,13 +48,23 @@ def _attention_widths(spec: ModelSpec) -> tuple[int, int, int, int]:
 
 def layer_parts(spec: ModelSpec, moe: bool, *, tp: int = 1, cp: int = 1, cp_algo: str = "megatron_cp_algo",
                 etp: int = 1, flash: bool = True, seq_per_rank: float = 0.0, imbalance: float = 1.0,
-                dropout: bool = False, fused_swiglu: bool = True) -> tuple[Part, ...]:
+                dropout: bool = False, fused_swiglu: bool = True, probs_keep_act: bool = False) -> tuple[Part, ...]:
     """The parts one layer stores per token (bytes before any TP division).
 
     ``dropout``: hidden dropout is on (megatron's pre-training default 0.1), so the two
     residual dropouts keep a 1-byte mask each; models converted from HF for RL have 0.
     ``fused_swiglu``: the SwiGLU keeps only its input (megatron-core ``bias_swiglu_impl``,
     MindSpeed's fused swiglu); unfused (legacy megatron) it also keeps the SiLU output (2f).
+    ``probs_keep_act``: the routed experts weight their activation by the router probabilities
+    with a plain multiply, which keeps the unweighted SwiGLU output for the probabilities'
+    gradient (MindSpeed 2.2+ replaces megatron's ``weighted_bias_swiglu_impl`` by
+    ``fused_swiglu(x) * probs``; its GMM experts do the same); megatron-core's fused weighted
+    SwiGLU keeps only its input and the probabilities.
+
+    MoE: megatron-core 0.12.1 applies the probabilities inside the experts and calls
+    ``unpermute`` without them, so the combine keeps only its indices, not the expert outputs
+    (``token_dispatcher.py`` ``MoEAlltoAllTokenDispatcher.token_unpermutation``; MindSpeed's
+    fused unpermute saves the permuted tokens only when given probabilities).
     """
     h, a = spec.hidden_size, spec.num_attention_heads
     q, k, v, out = _attention_widths(spec)
@@ -90,8 +100,9 @@ def layer_parts(spec: ModelSpec, moe: bool, *, tp: int = 1, cp: int = 1, cp_algo
             Part("expert_in", kr * imbalance * 2 * h * etp, False, "moe"),  # gathered over the ETP ranks
             Part("expert_fc1_out", kr * imbalance * 4 * f, False, "moe"),
             Part("expert_act_out", kr * imbalance * 2 * f, False, "moe_act"),
-            Part("expert_combine", kr * 2 * h, False, "moe"),  # unpermute keeps the expert outputs
         ]
+        if probs_keep_act:
+            parts.append(Part("expert_act_unweighted", kr * imbalance * 2 * f, False, "moe_act"))
         if spec.shared_expert_intermediate_size:
             parts.append(Part("shared_expert", 6 * spec.shared_expert_intermediate_size, True, "moe"))
     else:
@@ -131,7 +142,7 @@ def chunk_in_flight(pp: int, vpp: Optional[int], rank: int) -> list[int]:
 
 
 def logits_bytes(spec: ModelSpec, tokens: float, tp: int, sp: bool, *, fused: bool, entropy: bool,
-                 workload: str = "rl") -> tuple[float, float]:
+                 workload: str = "rl", ce_fusion: bool = False) -> tuple[float, float]:
     """(update, log-prob pass) bytes of the output layer on the last stage for ``tokens`` tokens.
 
     verl 0.9.1 ``MegatronEngine._lm_head_logits_processor`` (``workers/engine/megatron/transformer_impl.py``):
@@ -144,6 +155,12 @@ def logits_bytes(spec: ModelSpec, tokens: float, tp: int, sp: bool, *, fused: bo
     ``use_fused_kernels`` (``utils/kernel/kernels.py``) never builds the logits: three fp32
     values per token and 1024-entry vocabulary split forward, a ``[tokens, 9504]`` bf16
     gradient chunk and a bf16 weight gradient in the backward.
+
+    ``ce_fusion``: megatron's own loss with ``cross_entropy_loss_fusion`` (plain megatron,
+    ms-swift: ``workload="pretrain"``), megatron-core 0.12.1 ``fused_vocab_parallel_cross_entropy``.
+    Its backward is ``torch.compile``d; the compiled graph writes the gradient into a new fp32
+    ``[tokens, v/t]`` buffer while the saved fp32 softmax is alive, then casts it to bf16:
+    4 + 4 + 2 = 10 bytes per entry at the peak (``benchmarks/ce_fusion_probe.py`` counts it on CPU).
     """
     vt, h = spec.vocab_size / tp, spec.hidden_size
     stream = tokens * 4 * h / (tp if sp else 1)  # final norm input and output-layer input
@@ -151,5 +168,5 @@ def logits_bytes(spec: ModelSpec, tokens: float, tp: int, sp: bool, *, fused: bo
         forward = tokens * 12 * math.ceil(vt / 1024)
         update = stream + forward + tokens * 2 * min(9504, vt) + 2 * vt * h
         return update, forward
-    per_entry = 10 if (entropy and workload == "rl") else 6
+    per_entry = 10 if ((entropy and workload == "rl") or ce_fusion) else 6
     return stream + tokens * vt * per_entry, (tokens * vt * 10 if workload == "rl" else 0.0)
