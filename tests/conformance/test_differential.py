@@ -19,7 +19,7 @@ import sources
 CASES = int(os.environ.get("VERL_MINDSPEED_DIFFERENTIAL_CASES", "150"))
 #: Of those, how many are also judged as ``check --upstream`` would (each adds one oracle run per release);
 #: ``tools/conformance_report.py --upstream`` judges them all.
-UPSTREAM_CASES = int(os.environ.get("VERL_MINDSPEED_UPSTREAM_CASES", "60"))
+UPSTREAM_CASES = int(os.environ.get("VERL_MINDSPEED_UPSTREAM_CASES", "30"))
 
 
 @pytest.fixture(scope="module", params=["plain", "injected"])
