@@ -37,332 +37,27 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import dataclasses
 import inspect
 import io
 import json
-import logging
 import math
 import os
 import sys
 import time
 import traceback
-import types
 import warnings
 
-#: Top-level module names whose ``from x import f`` copies MindSpeed's patch scan must rebind to decide
-#: anything: megatron, MindSpeed and the NPU-only names. See ``FilteredModules``.
-SCAN_ROOTS = ("megatron", "mindspeed", "torch_npu", "torchair", "transformer_engine", "apex", "acl", "tbe",
-              "flash_attn", "triton", "einops")
+# The siblings are found by name: as a script this folder is sys.path[0]; loaded by path (the guard driver), not.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _oracle_harness import FEATURE_SWITCHES, FilteredSys, StageError, decode, first_line, plain, where_raised  # noqa: E402
+from _oracle_patches import MindSpeedState  # noqa: E402
+
+__all__ = ["FilteredSys", "Oracle", "main"]
 
 
-
-#: Features switched on by a key other than their own name (``is_need_apply`` reads both): the fused-permute
-#: feature is ``moe_permute_fusion`` and MindSpeed's own switch turns it on too (fusions/fused_moe_permute.py).
-FEATURE_SWITCHES = {"moe_permute_fusion": {"use_fused_moe_token_permute_and_unpermute"}}
-
-class FilteredModules:
-    """``sys.modules`` as MindSpeed's patch manager sees it, restricted to :data:`SCAN_ROOTS` for ``copy()``.
-
-    ``Patch.apply_patch``/``remove_patch`` walk ``sys.modules.copy()`` and rebind every module attribute
-    that is the patched function (``from x import f`` copies). Rebinding inside torch, numpy or the
-    standard library changes which function object those modules would call at run time; it never runs an
-    argument check and never registers a patch. A deliberate harness choice, proven verdict-neutral by
-    ``tests/conformance/test_harness.py``.
-    """
-
-    def __getitem__(self, key):
-        return sys.modules[key]
-
-    def __setitem__(self, key, value):
-        sys.modules[key] = value
-
-    def __contains__(self, key):
-        return key in sys.modules
-
-    def get(self, key, default=None):
-        return sys.modules.get(key, default)
-
-    _cache: dict = {}
-    _seen: tuple = (None, -1)
-
-    def copy(self):
-        # Recomputed whenever a module was imported or replaced since (the key set's size and the identity of
-        # the newest entry change); otherwise the same selection as before.
-        modules = sys.modules
-        marker = (next(reversed(modules)), len(modules))
-        if marker != FilteredModules._seen:
-            FilteredModules._cache = {k: v for k, v in list(modules.items())
-                                      if k.partition(".")[0] in SCAN_ROOTS or k == "torch.classes"}
-            FilteredModules._seen = marker
-        return dict(FilteredModules._cache)
-
-
-class FilteredSys(types.ModuleType):
-    def __init__(self):
-        super().__init__("sys")
-        self.modules = FilteredModules()
-
-    def __getattr__(self, name):
-        return getattr(sys, name)
-
-
-# --------------------------------------------------------------------------- values over JSON
-
-def decode(value):
-    """JSON -> Python, for the few non-JSON values a bridge puts in the kwargs."""
-    if isinstance(value, dict):
-        if set(value) == {"__dtype__"}:
-            import torch
-
-            return getattr(torch, value["__dtype__"])
-        if set(value) == {"__func__"}:
-            import torch.nn.functional as F
-
-            return getattr(F, value["__func__"])
-        if set(value) == {"__enum__"}:
-            from megatron.core.transformer import enums
-
-            cls, _, member = value["__enum__"].partition(".")
-            return getattr(enums, cls)[member]
-        return {k: decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    return value
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:400] if text else ""
-
-
-def where_raised(exc: BaseException) -> str:
-    """The innermost frame of the traceback that is upstream code (not this worker), as ``file:line``."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    for frame in reversed(frames):
-        if "/mindspeed/" in frame.filename or "/megatron/" in frame.filename:
-            parts = frame.filename.split("/")
-            for root in ("mindspeed", "megatron"):
-                if root in parts:
-                    idx = len(parts) - 1 - parts[::-1].index(root)
-                    return f"{'/'.join(parts[idx:])}:{frame.lineno}"
-    return f"{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
-
-
-def _plain(value):
-    """A config value as JSON: containers and scalars as they are, anything else as its repr."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (list, tuple, set)):
-        return [_plain(v) for v in (sorted(value) if isinstance(value, set) else value)]
-    return repr(value)
-
-
-class _Recorder:
-    """A patch manager that only records the names a feature registers."""
-
-    def __init__(self):
-        self.names: set[str] = set()
-
-    def register_patch(self, orig_func_name, new_func=None, force_patch=False, create_dummy=False):
-        self.names.add(orig_func_name)
-
-    def remove_wrappers(self, *args, **kwargs):
-        pass
-
-
-def dry_run(feature, args) -> set[str]:
-    recorder = _Recorder()
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        feature.pre_register_patches(recorder, args)
-        feature.register_patches(recorder, args)
-    return recorder.names
-
-
-class StageError(Exception):
-    def __init__(self, stage: str, exc: BaseException, role: str | None):
-        super().__init__(stage)
-        self.stage, self.exc, self.role = stage, exc, role
-
-
-# --------------------------------------------------------------------------- the oracle
-
-class Oracle:
-    def __init__(self, release: str, full_scan: bool):
-        self.release = release
-        sys.argv = [sys.argv[0]]  # MindSpeed parses the process's argv at import
-        self.log = io.StringIO()
-        self._install_log_capture()
-        self.adaptor = self._import_adaptor()
-        self.has_repatch = hasattr(self.adaptor, "repatch")
-        import mindspeed.patch_utils as patch_utils
-        from mindspeed.features_manager.feature import MindSpeedFeature
-        from mindspeed.features_manager.features_manager import MindSpeedFeaturesManager
-
-        self.manager = MindSpeedFeaturesManager
-        self.patch_utils = patch_utils
-        if not full_scan:
-            patch_utils.sys = FilteredSys()
-        self.namespace = self._namespace()
-        self.pristine = copy.deepcopy(vars(self.namespace)) if self.namespace is not None else {}
-        self.registered: dict[str, set[str]] = {}
-        self.applied: dict[str, bool] = {}
-        self.built: list = []
-        self._track_features(MindSpeedFeature)
-        # A release without repatch (2.1.0) cannot remove patches either: the patches of the import are
-        # the process's for good, so they are recorded once, by a dry run from the same namespace.
-        self.can_remove = hasattr(self.manager, "remove_patches")
-        # MindSpeed's patch registry outlives remove_patches (it restores the originals, keeps the entries): a
-        # switch of one case (dist_train, auto_settings...) would leave patches that a later case's repatch
-        # applies again. One launch is one process; so is one case: entries added after the import go away.
-        registry = getattr(getattr(patch_utils, "MindSpeedPatchesManager", None), "patches_info", None)
-        self.patch_registry = registry if isinstance(registry, dict) else None
-        self.pristine_patches = set(registry) if self.patch_registry is not None else set()
-        if not self.can_remove:
-            for feature in self.manager.FEATURES_LIST:
-                self.applied[feature.feature_name] = bool(feature.is_need_apply(self.namespace))
-                if self.applied[feature.feature_name]:
-                    with contextlib.suppress(Exception):
-                        self.registered[feature.feature_name] = dry_run(feature, self.namespace)
-
-    # -- setup
-    def _install_log_capture(self):
-        handler = logging.StreamHandler(self.log)
-        handler.setLevel(logging.WARNING)
-        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-        self.handler = handler
-        logging.getLogger().addHandler(handler)
-
-    @staticmethod
-    def _import_adaptor():
-        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import mindspeed.megatron_adaptor as adaptor
-        return adaptor
-
-    def _namespace(self):
-        """MindSpeed's process-wide argument namespace (what ``repatch`` writes into)."""
-        if self.has_repatch:
-            from mindspeed.args_utils import get_full_args
-
-            return get_full_args()
-        return getattr(self.adaptor, "_ARGS", None)
-
-    def _track_features(self, base):
-        """Record per feature whether the last patch pass applied it and how many patches it registered."""
-        manager = self.patch_utils.MindSpeedPatchesManager
-        original = manager.register_patch
-        current = {"name": None}
-        registered = self.registered
-
-        def register_patch(orig_func_name, new_func=None, force_patch=False, create_dummy=False):
-            if current["name"] is not None:
-                registered.setdefault(current["name"], set()).add(orig_func_name)
-            return original(orig_func_name, new_func, force_patch, create_dummy)
-
-        manager.register_patch = staticmethod(register_patch)
-        for feature in self.manager.FEATURES_LIST:
-            for method in ("pre_register_patches", "register_patches"):
-                bound = getattr(feature, method)
-
-                def tracked(pm, args, _bound=bound, _name=feature.feature_name):
-                    current["name"] = _name
-                    try:
-                        return _bound(pm, args)
-                    finally:
-                        current["name"] = None
-
-                setattr(feature, method, tracked)
-        self.patching_features = {
-            f.feature_name for f in self.manager.FEATURES_LIST
-            if type(f).register_patches is not base.register_patches
-            or type(f).pre_register_patches is not base.pre_register_patches
-        }
-
-    def describe(self, stubbed):
-        import megatron.core
-        import megatron.training
-        import mindspeed
-        import torch
-
-        return {
-            "release": self.release,
-            "has_repatch": self.has_repatch,
-            "mindspeed": os.path.dirname(mindspeed.__file__),
-            "megatron_training": list(megatron.training.__path__)[0] if hasattr(megatron.training, "__path__")
-            else os.path.dirname(megatron.training.__file__),
-            "megatron_core": os.path.dirname(megatron.core.__file__),
-            "megatron_core_version": getattr(megatron.core, "__version__", "?"),
-            "torch": torch.__version__,
-            "stubbed": stubbed,
-            "features": len(self.manager.FEATURES_LIST),
-        }
-
-    # -- per case
-    def reset(self, remove: bool):
-        if self.can_remove and (remove or self.patch_registry is not None):
-            self.manager.remove_patches()  # the originals back (repatch would do it too, but keeps the entries)
-            for name in set(self.patch_registry or ()) - self.pristine_patches:
-                del self.patch_registry[name]
-        if self.namespace is not None:
-            vars(self.namespace).clear()
-            vars(self.namespace).update(copy.deepcopy(self.pristine))
-        self._destroy_parallel()
-        self.log.seek(0)
-        self.log.truncate()
-
-    def _apply_defaults(self):
-        """What importing ``mindspeed.megatron_adaptor`` did: one patch pass from the argparse defaults."""
-        self._patch_pass(self.namespace)
-
-    def _patch_pass(self, ns):
-        self.registered.clear()
-        self.applied = {f.feature_name: bool(f.is_need_apply(ns)) for f in self.manager.FEATURES_LIST}
-        self.manager.apply_features_pre_patches(ns)
-        self.manager.apply_features_patches(ns)
-
-    def _repatch(self, args):
-        """MindSpeed's own ``repatch(args)``; which features it applied is read from the namespace afterwards."""
-        self.registered.clear()
-        self.adaptor.repatch(args)
-        self.applied = {f.feature_name: bool(f.is_need_apply(self.namespace)) for f in self.manager.FEATURES_LIST}
-
-    def unregistered(self) -> dict[str, list[str]]:
-        """Patches each feature would register for a config the run built, but the last patch pass did not.
-
-        MindSpeed decides its patches at ``repatch`` time from the dict alone; the config built afterwards
-        holds what the model bridge added (dispatcher, experts, fusion flags). A feature whose switch is on
-        in the built config, yet whose patches are not all registered, is silently not (fully) applied.
-        Asked of each feature with a recording patch manager, so nothing is applied.
-        """
-        missing: dict[str, set[str]] = {}
-        for config in self.built:
-            for feature in self.manager.FEATURES_LIST:
-                name = feature.feature_name
-                if name not in self.patching_features:
-                    continue
-                try:
-                    if not feature.is_need_apply(config):
-                        continue
-                    names = dry_run(feature, config)
-                except Exception:  # noqa: BLE001 - a feature that cannot even say: no evidence either way
-                    continue
-                gap = names - self.registered.get(name, set()) if self.applied.get(name) else names
-                if gap:
-                    missing.setdefault(name, set()).update(gap)
-        return {k: sorted(v) for k, v in sorted(missing.items())}
-
-    @staticmethod
-    def _destroy_parallel():
-        import torch.distributed as dist
-        from megatron.core import parallel_state
-
-        with contextlib.suppress(Exception):
-            parallel_state.destroy_model_parallel()
-        if dist.is_initialized():
-            dist.destroy_process_group()
+class Oracle(MindSpeedState):
+    """One MindSpeed release on real megatron-core: a case's steps run in order, one verdict per case."""
 
     @staticmethod
     def _drop_stub_group_options():
@@ -500,7 +195,7 @@ class Oracle:
                     config = self._run_stage("build", role, self._build, step["cls"], step["kwargs"])
                     self.built.append(config)
                     if step.get("probe"):
-                        attrs.append({"role": role, **{k: _plain(getattr(config, k, "<absent>"))
+                        attrs.append({"role": role, **{k: plain(getattr(config, k, "<absent>"))
                                                        for k in step["probe"]}})
                     if step.get("layers", True):
                         found = self._run_stage("layers", role, self._stages, config)

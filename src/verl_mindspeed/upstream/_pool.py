@@ -19,7 +19,7 @@ from ._sources import Sources, cache_root
 
 HERE = Path(__file__).resolve().parent
 WORKER = HERE / "_oracle_worker.py"
-HARNESS = (WORKER, HERE / "_oracle_stubs.py")
+HARNESS = (WORKER, HERE / "_oracle_harness.py", HERE / "_oracle_patches.py", HERE / "_oracle_stubs.py")
 
 
 class WorkerError(RuntimeError):
