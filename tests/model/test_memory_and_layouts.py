@@ -65,9 +65,9 @@ def test_full_recompute_with_pipeline_keeps_inputs_per_micro_batch_and_replays_o
     """
     opts = MemoryOptions(seq_len=1024, workload="pretrain")
     prof = _engine.build(GPT, Layout(pp=4), 4, opts)
-    stored, transient, chunks, layer = _engine._dynamic(prof, prof.stages[0], FULL_UNIFORM_1,
-                                                        _engine._layer_bytes(prof, FULL_UNIFORM_1))
-    assert layer == 25_952_256 and stored == 12_582_912 and transient == 51_904_512
+    stored, transient, chunks = _engine._dynamic(prof, prof.stages[0], FULL_UNIFORM_1,
+                                                 _engine._layer_bytes(prof, FULL_UNIFORM_1))
+    assert prof.layer == 25_952_256 and stored == 12_582_912 and transient == 51_904_512
     assert stored + transient == 64_487_424
     none = _engine._dynamic(prof, prof.stages[0], NO_RECOMPUTE, _engine._layer_bytes(prof, NO_RECOMPUTE))
     assert none[0] == 4 * 2 * 25_952_256  # without recompute every stored layer counts per micro-batch
@@ -136,7 +136,16 @@ def test_memory_levers_move_the_estimate_the_right_way():
     assert estimate_memory(spec, lay, world, MemoryOptions(use_fused_kernels=True)).logits < base.logits
     offload = estimate_memory(spec, lay, world, MemoryOptions(param_offload=True, optimizer_offload=True))
     assert offload.peak == base.peak and offload.resident_outside_update < base.resident_outside_update
-    assert estimate_memory(spec, lay, world, MemoryOptions(ref_param_offload=True)).ref_weights == 0
+    ref_off = estimate_memory(spec, lay, world, MemoryOptions(ref_param_offload=True))
+    assert ref_off.resident_outside_update < base.resident_outside_update
+    # the ref's pass loads its weights while the actor (not offloaded) keeps everything: that pass is the peak
+    assert ref_off.phase == "ref_log_prob" and ref_off.ref_weights == base.ref_weights
+    both = estimate_memory(spec, lay, world, MemoryOptions(ref_param_offload=True, param_offload=True,
+                                                           optimizer_offload=True))
+    assert both.phase == "update" and both.ref_weights == 0 and both.peak < base.peak
+    assert estimate_memory(spec, lay, world, MemoryOptions(ref_model=False)).ref_weights == 0
+    assert estimate_memory(spec, lay, world, MemoryOptions(grad_reduce_in_fp32=False)).gradients \
+        == base.gradients // 2
 
 
 @pytest.mark.parametrize("layers,pp,split", [(27, 4, (7, 6)), (28, 2, (None, None)), (27, 2, (14, None)),

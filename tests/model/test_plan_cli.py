@@ -230,3 +230,35 @@ def test_args_file_fills_the_options_and_places_the_launchs_own_layout(capsys):
     assert "(8192 x 2)" in out.out and "is row " in out.out.splitlines()[2]  # the launch's own layout first
     code, out = run(capsys, "--args-file", example)  # the example's model path is not on this machine
     assert code == 2 and "give --model" in out.err
+
+
+def test_args_file_places_the_launchs_own_split_and_recompute(capsys):
+    """Moonlight's nightly launch sets PP 4 with a 7/6 split and full/uniform/1: its row is that layout, estimated with
+    the options verl reads from it (log-prob tokens, offloads); a --seq-len on the command line sets every phase."""
+    launch = str(ROOT / "benchmarks" / "data" / "ascend_launches" / "run_dapo_moonlight-16b_megatron_npu.args")
+    model = str(MODELS / "Moonlight-16B-A3B-Instruct")
+    code, out = run(capsys, "--args-file", launch, "--model", model, "--json")
+    data = json.loads(out.out)
+    row = data["layouts"][data["launch"]["row"] - 1]
+    assert (row["pipeline_model_parallel_size"], row["num_layers_in_first_pipeline_stage"],
+            row["num_layers_in_last_pipeline_stage"], row["recompute"]) == (4, 7, 6, "full:uniform/1")
+    assert data["launch"]["layout"]["num_layers_in_first_pipeline_stage"] == 7
+    assumed = data["assumptions"]
+    assert (assumed["seq_len"], assumed["log_prob_tokens"], assumed["dynamic_batch"]) == (3072, 9216, True)
+    assert assumed["param_offload"] and assumed["optimizer_offload"] and assumed["ref_model"]
+    code, out = run(capsys, "--args-file", launch, "--model", model, "--seq-len", "2048", "--json")
+    assumed = json.loads(out.out)["assumptions"]
+    assert assumed["log_prob_tokens"] is None and assumed["ref_log_prob_tokens"] is None
+    code, out = run(capsys, "--args-file", launch, "--model", model)
+    assert "TP1 PP4 CP2 EP2 ETP1 7/6 full:uniform/1 is row " in out.out
+
+
+def test_bf16_gradients_halve_the_gradient_term(capsys):
+    code, out = run(capsys, *model_args(), "--json", "--top", "1", "--pp", "1", "--tp", "1", "--cp", "1")
+    fp32 = json.loads(out.out)["layouts"][0]["memory_breakdown_gib"]["gradients"]
+    code, out = run(capsys, *model_args(), "--json", "--top", "1", "--pp", "1", "--tp", "1", "--cp", "1",
+                    "--no-grad-reduce-in-fp32")
+    data = json.loads(out.out)
+    assert data["layouts"][0]["memory_breakdown_gib"]["gradients"] == pytest.approx(fp32 / 2, abs=2e-3)
+    assert data["assumptions"]["grad_reduce_in_fp32"] is False
+    assert any("override_ddp_config.grad_reduce_in_fp32=False" in o for o in data["layouts"][0]["overrides"])

@@ -2,7 +2,8 @@
 
 Every top layout, and one layout of every CP algorithm and every kind of recompute choice
 plan can print (none, selective, full/block, full/uniform), with the run options that add
-overrides of their own (no distributed optimizer, optimizer offload, ref offload, fused kernels).
+overrides of their own (no distributed optimizer, optimizer offload, ref offload, fused kernels, bf16
+gradient reduction).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ CASES = [  # model, nodes, devices per node, plan flags, recompute kinds the pic
     ("Qwen3-30B-A3B", 1, 16, ["--seq-len", "8192"], {"none", "sel"}),
     ("Moonlight-16B-A3B-Instruct", 1, 8, ["--seq-len", "8192"], {"none", "sel"}),
     ("Qwen3-0.6B", 1, 8, ["--no-distributed-optimizer", "--optimizer-offload-fraction", "0.5", "--ref-param-offload",
-                          "--use-fused-kernels"], {"none"}),
+                          "--use-fused-kernels", "--no-grad-reduce-in-fp32"], {"none"}),
     ("Qwen3-0.6B", 1, 8, ["--full-recompute", "--seq-len", "16384"], {"full"}),
     ("DeepSeek-V3", 32, 8, ["--mindspeed-release", "2.3.0_core_r0.12.1"], {"full"}),
 ]

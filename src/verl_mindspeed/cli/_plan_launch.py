@@ -1,14 +1,18 @@
 """``plan --args-file``: what ``plan`` needs, read from the user's own launch (file or script).
 
 Options given on the command line win; the launch fills the rest: the model (``actor_rollout_ref.model.path``,
-also from the Hugging Face cache), the cluster (``trainer.nnodes``, ``trainer.n_gpus_per_node``), the sequence
-(prompt + response, or ``ppo_max_token_len_per_gpu`` with dynamic batch size), the micro-batch, the run options
-the memory estimate depends on, and the launch's own layout, which the report then places among the others.
+also from the Hugging Face cache), the cluster (``trainer.nnodes``, ``trainer.n_gpus_per_node``), the tokens of
+each phase (:mod:`..model.verl_options`: the update's, the old-log-prob pass's and the ref's, as verl 0.9.1 reads
+them; a ``--seq-len`` or ``--micro-batch-size`` on the command line sets them all), the run options the memory
+estimate depends on (offloads, the HybridDeviceOptimizer's ``optimizer_offload_fraction``,
+``grad_reduce_in_fp32``, a ref model or not), and the launch's own layout, its stage split and recompute included,
+which the report then places among the others.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any, Optional
 
 from omegaconf import OmegaConf
@@ -17,14 +21,18 @@ from omegaconf.errors import OmegaConfBaseException
 from ..compose import compose_argv
 from ..compose._script import read_launch_file
 from ..i18n import tr
+from ..model import Layout, ModelSpec, layout_from_role, stage_layer_counts
 from ..model.hf import local_model_dir
+from ..model.layouts import LayoutPlan, evaluate_layout, rank_plans
+from ..model.memory import MemoryOptions
+from ..model.verl_options import options_from_config
 
 ACTOR = "actor_rollout_ref.actor"
-SIZES = {"tp": "tensor_model_parallel_size", "pp": "pipeline_model_parallel_size", "cp": "context_parallel_size",
-         "ep": "expert_model_parallel_size", "etp": "expert_tensor_parallel_size",
-         "vpp": "virtual_pipeline_model_parallel_size"}
 #: The defaults of the options a launch can fill (applied when neither the command line nor the launch says).
 DEFAULTS = {"seq_len": "4096", "micro_batch_size": "1"}
+#: MemoryOptions fields only a launch sets (no plan option); the token fields give way to --seq-len/--micro-batch-size.
+LAUNCH_ONLY = ("dynamic_batch", "ref_model", "param_offload", "optimizer_offload")
+TOKENS = ("log_prob_tokens", "ref_log_prob_tokens", "ref_dynamic_batch")
 
 
 class LaunchProblem(ValueError):
@@ -38,9 +46,22 @@ def _select(cfg: Any, key: str) -> Any:
         return None
 
 
+def _container(cfg: Any, key: str) -> dict:
+    try:
+        node = OmegaConf.select(cfg, key, default=None)
+        found = OmegaConf.to_container(node, resolve=True) if node is not None else None
+    except (OmegaConfBaseException, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def fill(args: argparse.Namespace) -> Optional[dict[str, Any]]:
-    """Fill ``args`` from ``--args-file`` (when given) and the defaults; the launch's layout, or ``None``."""
+    """Fill ``args`` from ``--args-file`` (when given) and the defaults; the launch's layout as JSON, or ``None``.
+
+    Sets ``args.launch_options`` (MemoryOptions fields only the launch gives) and ``args.launch_layout`` (the
+    launch's :class:`Layout`, or ``None``)."""
     layout = None
+    args.launch_options, args.launch_layout = {}, None
     if getattr(args, "args_file", None):
         source = read_launch_file(args.args_file)
         cfg = compose_argv(source.argv, entry=source.entry).cfg
@@ -48,6 +69,8 @@ def fill(args: argparse.Namespace) -> Optional[dict[str, Any]]:
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    if args.optimizer_offload_fraction is None:
+        args.optimizer_offload_fraction = 0.0
     for name in ("model", "nnodes", "n_gpus_per_node"):
         if getattr(args, name) is None:
             raise LaunchProblem(tr("--{flag} is needed (or --args-file with a launch that sets it)",
@@ -67,45 +90,65 @@ def _fill(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
     for name, key in (("nnodes", "trainer.nnodes"), ("n_gpus_per_node", "trainer.n_gpus_per_node")):
         if getattr(args, name) is None and _select(cfg, key) is not None:
             setattr(args, name, str(_select(cfg, key)))
-    dynamic = _select(cfg, f"{ACTOR}.use_dynamic_bsz") is True
-    if args.seq_len is None:
-        if dynamic:
-            args.seq_len = str(_select(cfg, f"{ACTOR}.ppo_max_token_len_per_gpu"))
-        else:
-            prompt, response = _select(cfg, "data.max_prompt_length"), _select(cfg, "data.max_response_length")
-            if isinstance(prompt, int) and isinstance(response, int):
-                args.seq_len = str(prompt + response)
-    if args.micro_batch_size is None and not dynamic:
-        micro = _select(cfg, f"{ACTOR}.ppo_micro_batch_size_per_gpu")
-        if isinstance(micro, int):
-            args.micro_batch_size = str(micro)
-    args.ref_param_offload = (args.ref_param_offload
-                              or _select(cfg, "actor_rollout_ref.ref.megatron.param_offload") is True)
-    args.use_fused_kernels = (args.use_fused_kernels
-                              or _select(cfg, "actor_rollout_ref.model.use_fused_kernels") is True)
-    args.entropy = args.entropy or _select(cfg, f"{ACTOR}.entropy_coeff") not in (None, 0, 0.0)
-    args.no_distributed_optimizer = args.no_distributed_optimizer or \
-        _select(cfg, f"{ACTOR}.megatron.use_distributed_optimizer") is False
-    sizes = {name: _select(cfg, f"{ACTOR}.megatron.{key}") for name, key in SIZES.items()}
-    if sizes["etp"] is None:
-        sizes["etp"] = sizes["tp"]
-    return {k: v for k, v in sizes.items() if v is not None or k == "vpp"}
+    found = options_from_config(cfg)
+    tokens_given = args.seq_len is not None or args.micro_batch_size is not None
+    for name in ("seq_len", "micro_batch_size"):
+        if getattr(args, name) is None and name in found:
+            setattr(args, name, str(found[name]))
+    args.ref_param_offload = args.ref_param_offload or found["ref_param_offload"]
+    args.use_fused_kernels = args.use_fused_kernels or found["use_fused_kernels"]
+    args.entropy = args.entropy or found["entropy_in_update"]
+    args.no_distributed_optimizer = args.no_distributed_optimizer or found.get("distributed_optimizer") is False
+    args.no_grad_reduce_in_fp32 = args.no_grad_reduce_in_fp32 or found["grad_reduce_in_fp32"] is False
+    if args.optimizer_offload_fraction is None:
+        args.optimizer_offload_fraction = found.get("optimizer_offload_fraction")
+    args.launch_options = {k: v for k, v in found.items()
+                           if k in LAUNCH_ONLY or (k in TOKENS and not tokens_given)}
+    role = _container(cfg, f"{ACTOR}.megatron")
+    role["override_transformer_config"] = _container(cfg, f"{ACTOR}.megatron.override_transformer_config")
+    own = layout_from_role(role)
+    args.launch_layout = own
+    return {"tp": own.tp, "pp": own.pp, "cp": own.cp, "ep": own.ep, "etp": own.etp, "vpp": own.vpp,
+            "num_layers_in_first_pipeline_stage": own.first_stage_layers,
+            "num_layers_in_last_pipeline_stage": own.last_stage_layers,
+            "context_parallel_algo": own.cp_algo if own.cp > 1 else None, "recompute": own.recompute.label()}
 
 
-def place(layout: dict[str, Any], plans: list, moe: bool = True) -> tuple[Optional[int], Any]:
-    """The row (1-based) of the first planned layout with the launch's sizes (expert sizes only for a MoE model,
-    where they mean something), and that plan."""
-    wanted = {k: v for k, v in layout.items() if moe or k not in ("ep", "etp")}
-    for row, plan in enumerate(plans, 1):
-        if all(getattr(plan.layout, name) == value for name, value in wanted.items()):
-            return row, plan
-    return None, None
+def place(spec: ModelSpec, own: Layout, plans: list[LayoutPlan], nnodes: int, per_node: int, memory: float,
+          options: MemoryOptions, sort: str) -> tuple[list[LayoutPlan], Optional[int], Optional[LayoutPlan]]:
+    """The plans with the launch's own layout among them (its split, CP algorithm and recompute, not plan's
+    choice for its sizes), its row (1-based) and its plan. Placed only when plan lists its sizes (expert sizes only
+    for a MoE model): otherwise the layout rules refused them, or a pin did."""
+    if not spec.is_moe:
+        own = replace(own, ep=1, etp=1)
+    sizes = ("tp", "pp", "vpp", "cp", "ep", "etp")
+    same = [p for p in plans if all(getattr(p.layout, name) == getattr(own, name) for name in sizes)]
+    if not same:
+        return plans, None, None
+    counts = stage_layer_counts(spec.num_layers, own.pp, own.first_stage_layers, own.last_stage_layers)
+    for plan in same:
+        lay = plan.layout
+        if lay.recompute == own.recompute and (own.cp == 1 or (lay.cp_algo, lay.ulysses_degree) == (
+                own.cp_algo, own.ulysses_degree)) and \
+                stage_layer_counts(spec.num_layers, lay.pp, lay.first_stage_layers, lay.last_stage_layers) == counts:
+            return plans, plans.index(plan) + 1, plan
+    try:
+        mine = evaluate_layout(spec, own, nnodes, per_node, device_memory_gib=memory, options=options)
+    except (ValueError, ZeroDivisionError, TypeError):  # odd recompute values in the launch: not placed
+        mine = None
+    if mine is None:
+        return plans, None, None
+    plans = rank_plans(spec, plans + [mine], sort)
+    return plans, next(row for row, plan in enumerate(plans, 1) if plan is mine), mine
 
 
 def describe(layout: dict[str, Any], moe: bool = True) -> str:
     names = ("tp", "pp", "cp", "ep", "etp") if moe else ("tp", "pp", "cp")
     text = " ".join(f"{name.upper()}{layout[name]}" for name in names if name in layout)
-    return text + (f" VPP{layout['vpp']}" if layout.get("vpp") else "")
+    text += f" VPP{layout['vpp']}" if layout.get("vpp") else ""
+    first, last = layout.get("num_layers_in_first_pipeline_stage"), layout.get("num_layers_in_last_pipeline_stage")
+    text += f" {first or '-'}/{last or '-'}" if first or last else ""
+    return text + (f" {layout['recompute']}" if layout.get("recompute") else "")
 
 
 def line(layout: str, row: Optional[int], plan: Any, total: int) -> Any:

@@ -91,7 +91,10 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
     add("--no-distributed-optimizer", action="store_true",
         help=say(tr("megatron.use_distributed_optimizer=False: Adam states are not sharded over data parallel")))
     number("--optimizer-offload-fraction", "F", say(tr(
-        "share of Adam states megatron keeps on the host (optimizer_cpu_offload), 0 to 1 (default 0)")), 0.0)
+        "share of Adam states megatron keeps on the host (optimizer_cpu_offload), 0 to 1 (default 0)")))
+    add("--no-grad-reduce-in-fp32", action="store_true", help=say(tr(
+        "megatron.override_ddp_config.grad_reduce_in_fp32=False: bf16 gradients, 2 bytes per parameter instead "
+        "of 4")))
     add("--use-fused-kernels", action="store_true", help=say(tr(
         "actor_rollout_ref.model.use_fused_kernels=True: log-probs and entropy without full logits")))
     add("--entropy", action="store_true", help=say(tr("the update computes entropy (entropy_coeff != 0)")))
@@ -126,7 +129,8 @@ def _inputs(args: argparse.Namespace) -> tuple[ModelSpec, MemoryOptions, float]:
         seq_len=args.seq_len, micro_batch_size=args.micro_batch_size, full_recompute=args.full_recompute,
         ref_param_offload=args.ref_param_offload, distributed_optimizer=not args.no_distributed_optimizer,
         optimizer_offload_fraction=args.optimizer_offload_fraction, use_fused_kernels=args.use_fused_kernels,
-        entropy_in_update=args.entropy, moe_imbalance=args.moe_imbalance)
+        entropy_in_update=args.entropy, moe_imbalance=args.moe_imbalance,
+        grad_reduce_in_fp32=not args.no_grad_reduce_in_fp32, **(getattr(args, "launch_options", None) or {}))
     spec, note = load_model_spec(args.model)
     if spec is None:
         raise UsageError(note)
@@ -160,6 +164,10 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - plan prints one line, never a traceback
         raise UsageError(tr("cannot plan this model: {error}", error=exc)) from None
     plans = [p for p in plans if all(getattr(p.layout, name) == value for name, value in pinned.items())]
+    row, mine = None, None
+    if launch is not None:  # the launch's own layout, its split and recompute as it sets them
+        plans, row, mine = _plan_launch.place(spec, args.launch_layout, plans, nnodes, per_node, memory, options,
+                                              args.sort)
     seconds = time.perf_counter() - started
     top = args.top if args.top is not None else (None if args.json else 10)
     shown = plans if top is None else plans[:top]
@@ -169,7 +177,6 @@ def run(args: argparse.Namespace) -> int:
             chart = _plan_report.write_chart(args.chart, spec, nnodes * per_node, memory, shown or plans[:10], lang)
         except OSError as exc:
             raise UsageError(tr("cannot write the chart: {error}", error=exc)) from None
-    row, mine = _plan_launch.place(launch, plans, spec.is_moe) if launch is not None else (None, None)
     if args.json:
         print(_plan_report.as_json(spec, args, nnodes, per_node, memory, options, plans, shown,
                                    launch={"layout": launch, "row": row} if launch is not None else None))

@@ -17,7 +17,7 @@ from typing import Optional
 
 from .spec import ModelSpec
 
-__all__ = ["Part", "chunk_in_flight", "cp_transient_per_token", "layer_parts", "logits_bytes"]
+__all__ = ["Part", "chunk_in_flight", "cp_transient_per_token", "forward_logits_bytes", "layer_parts", "logits_bytes"]
 
 RING_LIKE = ("megatron_cp_algo", "hybrid_cp_algo", "adaptive_cp_algo", "hybrid_adaptive_cp_algo")
 ULYSSES_LIKE = ("ulysses_cp_algo", "hybrid_cp_algo", "hybrid_adaptive_cp_algo")
@@ -169,4 +169,18 @@ def logits_bytes(spec: ModelSpec, tokens: float, tp: int, sp: bool, *, fused: bo
         update = stream + forward + tokens * 2 * min(9504, vt) + 2 * vt * h
         return update, forward
     per_entry = 10 if ((entropy and workload == "rl") or ce_fusion) else 6
-    return stream + tokens * vt * per_entry, (tokens * vt * 10 if workload == "rl" else 0.0)
+    lp = forward_logits_bytes(spec, tokens, tp, fused=False, entropy=True) if workload == "rl" else 0.0
+    return stream + tokens * vt * per_entry, lp
+
+
+def forward_logits_bytes(spec: ModelSpec, tokens: float, tp: int, *, fused: bool, entropy: bool) -> float:
+    """Output-layer bytes of a forward-only log-prob pass on the last stage for ``tokens`` tokens.
+
+    The old-log-prob pass runs with ``calculate_entropy=True`` (verl 0.9.1 ``trainer/ppo/ray_trainer.py
+    _compute_old_log_prob``): 10 bytes per token and vocabulary entry (see :func:`logits_bytes`); the ref's
+    pass with ``calculate_entropy=False`` (``_compute_ref_log_prob``): 6. ``use_fused_kernels``: the forward
+    of the fused kernel, three fp32 values per token and 1024-entry vocabulary split."""
+    vt = spec.vocab_size / tp
+    if fused:
+        return tokens * 12 * math.ceil(vt / 1024)
+    return tokens * vt * (10 if entropy else 6)

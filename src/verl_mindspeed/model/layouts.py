@@ -4,7 +4,8 @@ Candidates (``docs/model-checks.md`` has the full list of constraints):
 
 - TP a divisor of the devices per node dividing the heads, query groups and MLP widths;
 - PP up to the layer count, with every (first, last) stage split of
-  :func:`._constraints.pipeline_splits`; the planner keeps the split with the lowest peak;
+  :func:`._constraints.pipeline_splits`; for each CP size and algorithm the planner keeps the
+  split with the lowest peak under the recompute it chooses (:mod:`._search`);
 - VPP >= 2 dividing every stage's layers (even splits; ``use_mbridge=False`` on NPU, so verl 0.6/0.7 only);
 - CP with every algorithm of the MindSpeed release that accepts it (:mod:`.cp`);
 - for MoE models EP dividing the experts and ETP dividing TP, ``world % (ETP x EP x PP) == 0``;
@@ -32,6 +33,7 @@ from ._constraints import (
     vpp_splits,
 )
 from ._layout import Layout
+from ._search import choose, floors, split_groups
 from .cp import algorithms_of, cp_variants
 from .memory import COMPONENTS, GIB, MemoryEstimate, MemoryOptions, estimate_from_profile, stage_summaries
 from .overrides import layout_overrides
@@ -39,8 +41,8 @@ from .recompute import FULL_UNIFORM_1, NO_RECOMPUTE, Recompute
 from .spec import ModelSpec
 from .throughput import StepTime, step_time
 
-__all__ = ["LayoutPlan", "MAX_LAYERS", "MAX_WORLD", "enumerate_layouts", "layout_overrides", "plan_layouts",
-           "recompute_ladder"]
+__all__ = ["LayoutPlan", "MAX_LAYERS", "MAX_WORLD", "enumerate_layouts", "evaluate_layout", "layout_overrides",
+           "plan_layouts", "rank_plans", "recompute_ladder"]
 
 MAX_LAYERS = 1024
 """Configs with more layers are refused: no trained model has them, and the work grows with them."""
@@ -176,40 +178,6 @@ def recompute_ladder(spec: ModelSpec) -> list[Recompute]:
     return [NO_RECOMPUTE, Recompute("selective", modules=tuple(cheap)), Recompute("selective", modules=tuple(heavy))]
 
 
-def _choose(prof, layout: Layout, limit: float, ladder: list[Recompute], chunk: int, stage_of: dict
-            ) -> tuple[Recompute, list[tuple[str, float]]]:
-    """The first recompute choice that fits ``limit`` bytes (else the lowest peak), and what was tried."""
-    tried: list[tuple[str, float]] = []
-    lowest: list[tuple[float, Recompute]] = []
-
-    def attempt(rc: Recompute) -> bool:
-        value, where = _engine.peak(prof, rc)
-        tried.append((rc.label(), value / GIB))
-        stage_of[rc] = where
-        if not lowest or value < lowest[0][0]:
-            lowest[:] = [(value, rc)]
-        return value <= limit
-
-    if attempt(ladder[0]) or len(ladder) == 1:
-        return (ladder[0] if tried[-1][1] * GIB <= limit else lowest[0][1]), tried
-    if not attempt(FULL_UNIFORM_1):  # the least memory recompute can reach: nothing fits
-        return lowest[0][1], tried
-    for rc in ladder[1:]:
-        if attempt(rc):
-            return rc, tried
-    if True:
-        lo, hi, fit = 1, chunk - 1, None
-        while lo <= hi:  # the fewest block-recomputed layers that fit: memory falls as N grows
-            mid = (lo + hi) // 2
-            if attempt(Recompute("full", "block", mid)):
-                fit, hi = Recompute("full", "block", mid), mid - 1
-            else:
-                lo = mid + 1
-        if fit:
-            return fit, tried
-    return FULL_UNIFORM_1, tried
-
-
 def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_memory_gib: float = 64.0,
                  options: MemoryOptions = _DEFAULT_OPTIONS, release: Optional[str] = DEFAULT_RELEASE,
                  sort: str = "throughput", interleave: bool = False) -> list[LayoutPlan]:
@@ -236,51 +204,57 @@ def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_mem
             if not pipes:
                 continue
             for ep, etp in _expert_options(spec, world, tp, pp):
-                splits = _best_split(spec, Layout(tp=tp, pp=pp, ep=ep, etp=etp), world, base, ladder[0], pipes)
+                groups = split_groups(spec, Layout(tp=tp, pp=pp, ep=ep, etp=etp), world, base, pipes)
+                chunks = {id(g): max(min(stage.layers for stage in entry[3][0]) for entry in g) for g in groups}
                 for cp in _divisors(world // (tp * pp)):
-                    if options.seq_len * options.micro_batch_size < cp * MIN_TOKENS_PER_CP_RANK and cp > 1:
+                    if cp > 1 and _engine.phase_tokens(base, cp)[0] < MIN_TOKENS_PER_CP_RANK:
                         break
                     variants = list(cp_variants(spec, tp, cp, options.seq_len, algorithms))
-                    for first, last, vpp in splits:
-                        shared = None
+                    for group in groups:
+                        first, last, vpp, terms, _ = group[0]
+                        splits = [entry[4] for entry in group]
+                        shared, floor = None, None
                         for algo, degree in variants:
                             layout = Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp, first_stage_layers=first,
                                             last_stage_layers=last, cp_algo=algo, ulysses_degree=degree)
-                            prof = shared.variant(spec, layout, base) if shared else _engine.build(spec, layout, world,
-                                                                                                   base)
-                            if prof is None:
-                                break
-                            shared = prof
-                            chunk = min(stage.layers for stage in prof.stages) // (vpp or 1)
-                            stage_of: dict = {}
-                            rc, tried = _choose(prof, layout, limit, ladder, chunk, stage_of)
-                            chosen = Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp, first_stage_layers=first,
-                                            last_stage_layers=last, cp_algo=algo, ulysses_degree=degree, recompute=rc)
-                            est = estimate_from_profile(prof, rc, all_stages=False, index=stage_of.get(rc))
+                            shared = shared.variant(spec, layout, base) if shared \
+                                else _engine.Profile(spec, layout, world, base, terms)
+                            if floor is None:  # the same for every CP algorithm of this CP size
+                                floor = floors(shared, splits) if len(splits) > 1 else [0.0]
+                            j, rc, tried, stage = choose(shared, splits, limit, ladder, chunks[id(group)] // (vpp or 1),
+                                                         floor)
+                            prof = shared.with_stages(group[j][3]) if j else shared
+                            chosen = Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp,
+                                            first_stage_layers=group[j][0], last_stage_layers=group[j][1],
+                                            cp_algo=algo, ulysses_degree=degree, recompute=rc)
+                            est = estimate_from_profile(prof, rc, all_stages=False, index=stage)
                             plans.append(LayoutPlan(chosen, est, est.peak <= limit, spec, options, tried=tuple(tried),
-                                                    profile=prof, time=step_time(spec, chosen, world, gpus_per_node,
-                                                                                 options.seq_len,
-                                                                                 options.micro_batch_size)))
-    return _rank(spec, plans, options, sort)
+                                                    profile=prof, time=step_time(spec, chosen, world,
+                                                                                        gpus_per_node,
+                                                                                        options.seq_len,
+                                                                                        options.micro_batch_size)))
+    return rank_plans(spec, plans, sort)
 
 
-def _best_split(spec: ModelSpec, layout: Layout, world: int, options: MemoryOptions, rc: Recompute,
-                pipes: list) -> list:
-    """The interleaved pipelines, plus the (first, last) split with the lowest peak (without CP)."""
-    interleaved = [p for p in pipes if p[2]]
-    plain = [p for p in pipes if not p[2]]
-    if len(plain) <= 1:
-        return plain + interleaved
-    scored = []
-    for first, last, _ in plain:
-        prof = _engine.build(spec, replace(layout, first_stage_layers=first, last_stage_layers=last), world, options)
-        if prof is not None:
-            scored.append((_engine.peak(prof, rc)[0], (first, last) != (None, None), len(scored), (first, last, None)))
-    return ([min(scored)[3]] if scored else []) + interleaved
+def evaluate_layout(spec: ModelSpec, layout: Layout, nnodes: int, gpus_per_node: int, *,
+                    device_memory_gib: float = 64.0, options: MemoryOptions = _DEFAULT_OPTIONS
+                    ) -> Optional[LayoutPlan]:
+    """One given layout (its own split and recompute) as a :class:`LayoutPlan`, or ``None`` when its layers do not
+    split; rank it with the others by :func:`rank_plans`."""
+    world = nnodes * gpus_per_node
+    opts = replace(options, full_recompute=False)
+    prof = _engine.build(spec, layout, world, opts)
+    if prof is None:
+        return None
+    est = estimate_from_profile(prof, layout.recompute, all_stages=False)
+    return LayoutPlan(layout, est, est.peak <= device_memory_gib * GIB, spec, options,
+                      tried=((layout.recompute.label(), est.peak_gib),), profile=prof,
+                      time=step_time(spec, layout, world, gpus_per_node, options.seq_len, options.micro_batch_size))
 
 
-def _rank(spec: ModelSpec, plans: list[LayoutPlan], options: MemoryOptions, sort: str) -> list[LayoutPlan]:
-    """Sort, then fill in the step time relative to the fastest fitting layout."""
+def rank_plans(spec: ModelSpec, plans: list[LayoutPlan], sort: str = "throughput") -> list[LayoutPlan]:
+    """Sort (fitting first, by the step-time proxy or by peak memory), then fill in the step time relative to the
+    fastest fitting layout."""
     fitting = [p.time.total for p in plans if p.fits]
     fastest = min(fitting or [p.time.total for p in plans] or [1.0])
 

@@ -2,17 +2,19 @@
 
 Per pipeline stage (the peak is the stage with the highest total):
 
-- weights 2 bytes per parameter (bf16), gradients 4 (verl sets ``grad_reduce_in_fp32``),
+- weights 2 bytes per parameter (bf16), gradients 4 (``grad_reduce_in_fp32``, verl's default) or 2,
   Adam 12 (fp32 master and two moments), sharded by the distributed optimizer over
   DP x CP (dense) or the expert data-parallel group (routed experts), times
   ``1 - optimizer_offload_fraction``; the colocated ref model's bf16 weights;
-- the largest of three phases of short-lived memory: the update (activations of the
-  micro-batches in flight, :mod:`.activations`, plus the largest transient buffer or the
-  logits), the old-log-prob pass (logits with entropy, one layer) and the optimizer step;
+- four phases, each with what verl 0.9.1 holds on the device then (``workers/engine/base.py``
+  ``BaseEngineCtx._context_switch``): the update and the optimizer step (train mode: weights,
+  gradients, Adam states; activations of the micro-batches in flight, :mod:`.activations`,
+  plus the largest transient buffer or the logits; or the step's buffers), the
+  old-log-prob pass (eval mode: ``param_offload`` reloads the weights only, so offloaded
+  gradients and ``optimizer_offload``ed Adam states stay on the host; logits with entropy,
+  one layer) and the ref's log-prob pass (the ref's weights, the actor's state only where
+  it is not offloaded; logits without entropy, one layer);
 - what is not tensors (:mod:`.overhead`): runtime, communication buffers, fragmentation.
-
-``param_offload`` / ``optimizer_offload`` move state to the host between phases and
-verl reloads it for the update: they lower ``resident_outside_update``, not the peak.
 """
 
 from __future__ import annotations
@@ -46,6 +48,22 @@ class MemoryOptions:
     """Tokens of one sequence (prompt + response); with dynamic batch size, ``ppo_max_token_len_per_gpu``."""
     micro_batch_size: int = 1
     """Sequences per micro-batch (``b``); tokens per micro-batch are ``seq_len x micro_batch_size``."""
+    dynamic_batch: bool = False
+    """``actor.use_dynamic_bsz``: ``seq_len`` is a token budget per device, and verl's Megatron engine packs
+    ``seq_len x CP`` tokens into one micro-batch (``sp_size = context_parallel_size``,
+    ``workers/engine/utils.py prepare_micro_batches``): each CP rank holds ``seq_len`` tokens, not ``seq_len / CP``."""
+    log_prob_tokens: Optional[int] = None
+    """Tokens of one old-log-prob micro-batch: ``rollout.log_prob_max_token_len_per_gpu`` with dynamic batch size,
+    else the sequence times ``rollout.log_prob_micro_batch_size_per_gpu``; ``None``: the update's."""
+    ref_log_prob_tokens: Optional[int] = None
+    """The same for the ref's pass (``ref.log_prob_max_token_len_per_gpu`` ...); ``None``: the old-log-prob pass's."""
+    ref_dynamic_batch: Optional[bool] = None
+    """``ref.log_prob_use_dynamic_bsz``; ``None``: as ``dynamic_batch``."""
+    ref_model: bool = True
+    """verl builds a ref model (``actor.use_kl_loss`` or ``algorithm.use_kl_in_reward``)."""
+    grad_reduce_in_fp32: bool = True
+    """megatron DDP ``grad_reduce_in_fp32`` as verl 0.9.1 resolves it (``override_ddp_config`` first): fp32
+    gradients, 4 bytes per parameter; ``False``: bf16, 2."""
     distributed_optimizer: bool = True
     """verl's default ``megatron.use_distributed_optimizer``."""
     sequence_parallel: bool = True
@@ -104,7 +122,7 @@ class MemoryEstimate:
     stage: int = 0
     """The pipeline stage of the peak."""
     phase: str = "update"
-    """``update``, ``log_prob`` or ``optimizer_step``: the phase of the peak."""
+    """``update``, ``log_prob``, ``ref_log_prob`` or ``optimizer_step``: the phase of the peak."""
     stages: tuple = field(default=(), compare=False)
     """Per stage: ``{"stage", "layers", "peak", "activations", "chunks"}`` in bytes."""
 

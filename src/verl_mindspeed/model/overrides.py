@@ -54,6 +54,8 @@ def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = _
         optim = "++actor_rollout_ref.actor.optim.override_optimizer_config"
         lines += [f"{optim}.optimizer_cpu_offload=True",
                   f"{optim}.optimizer_offload_fraction={options.optimizer_offload_fraction:g}"]
+    if not options.grad_reduce_in_fp32:
+        lines.append(f"++{_ACTOR}.override_ddp_config.grad_reduce_in_fp32=False")
     if options.ref_param_offload:
         lines.append(f"{_REF}.param_offload=True")
     if options.use_fused_kernels:

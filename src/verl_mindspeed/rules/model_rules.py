@@ -7,13 +7,14 @@ megatron-core assigns them (``get_num_layers_to_build``).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 
 from ..errors import Issue
 from ..i18n import tr, trn
 from ..model._constraints import balanced_pipeline_split, experts_split, ffn_split, heads_split, vpp_splits
 from ..model._layout import stage_layer_counts
 from ..model.spec import MLA_KEYS, ModelSpec
+from ..model.verl_options import select as _select
 from ._base import Context, RoleView, _int, error, issue, rule, size_fix, warning
 from ._sizes import EP, PP, TP, fix_size
 from .memory import noop_indices
@@ -241,18 +242,6 @@ _VERL_BATCH = ("verl 0.9.1 verl/utils/config.py validate_config; verl/workers/co
                "verl/workers/engine_workers.py update (mini_batch_size % data-parallel size)")
 
 
-def _select(cfg: Any, dotted: str) -> Any:
-    node = cfg
-    for part in dotted.split("."):
-        try:
-            node = node[part] if part in node else None
-        except (TypeError, ValueError):
-            return None
-        if node is None:
-            return None
-    return node
-
-
 @rule("batch-divisibility", cites=_VERL_BATCH, holds_for="verl 0.6.0 and later", scope="run")
 def batch_divisibility(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
     """The batch sizes verl asserts at start (and at the first update) against the actor's data-parallel size."""
@@ -287,31 +276,30 @@ def batch_divisibility(roles: dict[str, RoleView], ctx: Context) -> Iterable[Iss
 
 @rule("model-memory", scope="run", holds_for="the planner's model (docs/model-checks.md)",
       cites="verl_mindspeed.model.memory.estimate_for_role (weights, gradients, optimizer, activations as megatron "
-            "stores them, logits as verl computes them, non-tensor memory calibrated on published peaks)")
+            "stores them, logits as verl computes them, what each phase holds after verl's offloads, non-tensor "
+            "memory calibrated on published peaks); run options read as verl 0.9.1 reads them "
+            "(verl_mindspeed.model.verl_options)")
 def memory_estimate(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
-    """The actor's estimated peak per device; a warning above 90% of the device's memory."""
+    """The actor's estimated peak per device over its phases; a warning above 90% of the device's memory."""
     actor, spec, cfg = roles.get("actor"), _model(ctx), ctx.config
     if actor is None or spec is None or not ctx.world_size or cfg is None:
         return
     from ..model.memory import HEADROOM, MemoryOptions, estimate_for_role  # the engine, only with a model
+    from ..model.verl_options import options_from_config
 
-    prompt, response = _int(_select(cfg, "data.max_prompt_length")), _int(_select(cfg, "data.max_response_length"))
-    seq = (prompt or 0) + (response or 0) or 4096
-    if _select(cfg, "actor_rollout_ref.actor.use_dynamic_bsz") is True:
-        seq = _int(_select(cfg, "actor_rollout_ref.actor.ppo_max_token_len_per_gpu")) or seq
-    micro = _int(_select(cfg, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu")) or 1
-    options = MemoryOptions(
-        seq_len=seq, micro_batch_size=1 if _select(cfg, "actor_rollout_ref.actor.use_dynamic_bsz") is True else micro,
-        use_fused_kernels=_select(cfg, "actor_rollout_ref.model.use_fused_kernels") is True,
-        ref_param_offload="ref" not in roles or roles["ref"].megatron.get("param_offload") is True)
+    found = options_from_config(cfg)
+    found.update(ref_model="ref" in roles, ref_param_offload="ref" in roles and roles["ref"].megatron.get(
+        "param_offload") is True)
+    options = MemoryOptions(**found)
     estimate = estimate_for_role(spec, {**actor.megatron, "override_transformer_config": actor.given},
                                  ctx.world_size, options)
     if estimate is None:
         return
     peak, limit = estimate.peak_gib, ctx.device_memory_gib
-    text = tr("estimated peak {peak:.1f} GiB per device for the actor's update ({seq} tokens x {micro} per "
-              "micro-batch, {world} devices); the device has {limit:g} GiB", peak=peak, seq=seq,
-              micro=options.micro_batch_size, world=ctx.world_size, limit=limit)
+    text = tr("estimated peak {peak:.1f} GiB per device for the actor, in its {phase} phase ({seq} tokens x {micro} "
+              "per update micro-batch, {world} devices); the device has {limit:g} GiB", peak=peak,
+              phase=estimate.phase, seq=options.seq_len, micro=options.micro_batch_size, world=ctx.world_size,
+              limit=limit)
     hint = tr("an estimate (docs/model-checks.md): verl-mindspeed plan --model ... lists layouts that fit")
     if peak > HEADROOM * limit:
         yield warning(actor.mkey("tensor_model_parallel_size"), tr(
