@@ -13,7 +13,10 @@ import os
 import sys
 import warnings
 
-from _oracle_harness import FilteredSys, dry_run
+try:  # as part of the package, or as the worker's sibling (the worker has put this folder on sys.path)
+    from ._oracle_harness import FilteredSys, dry_run
+except ImportError:
+    from _oracle_harness import FilteredSys, dry_run
 
 
 class MindSpeedState:

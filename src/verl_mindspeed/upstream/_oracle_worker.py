@@ -48,10 +48,13 @@ import time
 import traceback
 import warnings
 
-# The siblings are found by name: as a script this folder is sys.path[0]; loaded by path (the guard driver), not.
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _oracle_harness import FEATURE_SWITCHES, FilteredSys, StageError, decode, first_line, plain, where_raised  # noqa: E402
-from _oracle_patches import MindSpeedState  # noqa: E402
+try:  # imported as part of the verl_mindspeed package (the project's own process only imports it)
+    from ._oracle_harness import FEATURE_SWITCHES, FilteredSys, StageError, decode, first_line, plain, where_raised
+    from ._oracle_patches import MindSpeedState
+except ImportError:  # run as a script in the oracle's Python, or loaded by path: the siblings by name
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _oracle_harness import FEATURE_SWITCHES, FilteredSys, StageError, decode, first_line, plain, where_raised
+    from _oracle_patches import MindSpeedState
 
 __all__ = ["FilteredSys", "Oracle", "main"]
 
