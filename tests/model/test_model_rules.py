@@ -113,6 +113,10 @@ CASES = [
     pytest.param(mr.experts_divisible_by_ep, role(expert_model_parallel_size=2), QWEN3_06B, [(
         "error", f"{A}.expert_model_parallel_size",
         "expert_model_parallel_size=2 requires a MoE model (Qwen3ForCausalLM has no experts)")], id="ep-dense"),
+    # the dict's EP=1 is what TransformerConfig checks (verl copies it over the engine's 2): nothing to raise here;
+    # the mismatch itself is dict-sizes-agree's
+    pytest.param(mr.experts_divisible_by_ep, role({"expert_model_parallel_size": 1}, expert_model_parallel_size=2),
+                 QWEN3_06B, [], id="ep-dense-dict-1"),
     pytest.param(mr.ulysses_heads, role({"context_parallel_algo": "ulysses_cp_algo"}, context_parallel_size=4,
                                         tensor_model_parallel_size=2), QWEN3_30B, [], id="ulysses-ok"),
     pytest.param(mr.ulysses_heads, role({"context_parallel_algo": "ulysses_cp_algo"}, context_parallel_size=4,

@@ -189,10 +189,13 @@ def experts_divisible_by_ep(role: RoleView, ctx: Context) -> Iterable[Issue]:
     spec = _model(ctx)
     if not spec or role.ep == 1:
         return
+    # Without experts only TransformerConfig's own check can fail, and it reads the config's EP (the dict's when it
+    # repeats the size: verl 0.9.1 copies it over the engine's).
     if not spec.is_moe:
-        yield error(role.mkey("expert_model_parallel_size"), tr(
-            "expert_model_parallel_size={ep} requires a MoE model ({arch} has no experts)", ep=role.ep,
-            arch=spec.architecture), "model-experts-ep", override=role.mset_line("expert_model_parallel_size", 1))
+        if role.built_size("expert_model_parallel_size") > 1:
+            yield error(role.mkey("expert_model_parallel_size"), tr(
+                "expert_model_parallel_size={ep} requires a MoE model ({arch} has no experts)", ep=role.ep,
+                arch=spec.architecture), "model-experts-ep", override=role.mset_line("expert_model_parallel_size", 1))
     elif not experts_split(spec, role.ep):
         yield error(role.mkey("expert_model_parallel_size"), tr(
             "expert_model_parallel_size={ep} requires num_experts divisible by {ep} (the model has {experts})",
