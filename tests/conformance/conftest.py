@@ -8,6 +8,7 @@ Without the sources (``VERL_MINDSPEED_UPSTREAM``, or ``../shared/upstream``) or 
 from __future__ import annotations
 
 import copy
+import os
 import sys
 from pathlib import Path
 
@@ -125,8 +126,12 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Under CI a conformance session that ran no oracle case is a failure, not a quiet pass."""
-    if not sources.required():
+    """Under CI a conformance session that ran no oracle case is a failure, not a quiet pass.
+
+    Judged in a whole session only: a pytest-xdist worker runs a share of the files, and a share of oracle-free
+    conformance tests (the seed, the key history) is no sign of a skip; there every unavailable source or
+    environment already fails its test (``unavailable``)."""
+    if not sources.required() or os.environ.get("PYTEST_XDIST_WORKER"):
         return
     if _EXECUTED and not _RAN:
         session.exitstatus = 1
