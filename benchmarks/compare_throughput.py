@@ -28,9 +28,11 @@ from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the data files' recompute notation, read as calibrate_memory reads it
+
+from calibrate_memory import recompute_of  # noqa: E402
 
 from verl_mindspeed.model import Layout, load_model_spec  # noqa: E402
-from verl_mindspeed.model.recompute import NO_RECOMPUTE, Recompute  # noqa: E402
 from verl_mindspeed.model.spec import ModelSpec  # noqa: E402
 from verl_mindspeed.model.throughput import Rates, step_time  # noqa: E402
 
@@ -47,16 +49,6 @@ RATES = {
 CP_SHORT = {"megatron_cp_algo": "ring", "ulysses_cp_algo": "ulysses", "adaptive_cp_algo": "adaptive",
             "kvallgather_cp_algo": "kvallgather", "hybrid_cp_algo": "hybrid",
             "hybrid_adaptive_cp_algo": "hybrid-adaptive"}
-
-
-def recompute_of(text: str) -> Recompute:
-    if text == "none":
-        return NO_RECOMPUTE
-    kind, _, rest = text.partition(":")
-    if kind == "full":
-        method, _, n = rest.partition("/")
-        return Recompute("full", method, int(n))
-    return Recompute("selective", modules=tuple(rest.split("+")))
 
 
 def layout_of(point: dict) -> Layout:
