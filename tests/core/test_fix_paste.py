@@ -73,11 +73,15 @@ def _value(name: str) -> str:
 
 
 def _batches(pairs, size=14):
-    batches: list[list] = [[]]
+    """Few compositions: each pair goes into the first batch that has room and does not yet mean its key (two
+    fixes to one key cannot both be pasted)."""
+    batches: list[list] = []
     for typed, meant in pairs:
-        if len(batches[-1]) >= size or any(m == meant for _, m in batches[-1]):
-            batches.append([])
-        batches[-1].append((typed, meant))
+        home = next((b for b in batches if len(b) < size and all(m != meant for _, m in b)), None)
+        if home is None:
+            home = []
+            batches.append(home)
+        home.append((typed, meant))
     return batches
 
 
