@@ -248,36 +248,51 @@ def test_per_rank_matches_megatron_shard_attributes(world_one, name, layout):
     assert [s.total for s in stage_parameters(spec, layout)] == _sharded_counts(_built(name), spec, layout)
 
 
-def _two_rank_worker(rank: int, port: int, name: str, tp: int, ep: int, etp: int, queue) -> None:
+# EP > 1 with TP > 1 needs sequence parallelism, which megatron's torch norms (no TE/Apex here) refuse:
+# the two-rank builds cover TP and EP separately; the shard-attribute test covers them combined.
+TWO_RANK = [("qwen2-dense", 2, 1, 2), ("qwen3-moe", 1, 2, 1), ("deepseek-mla", 1, 2, 1)]
+
+
+def _two_rank_worker(rank: int, port: int, queue) -> None:
+    """One of two gloo ranks: each layout of :data:`TWO_RANK` in turn, its parallel state set up and torn down
+    (one pair of processes for all: starting one costs more than the builds)."""
     import torch
     from megatron.core import parallel_state as ps
 
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
     torch.distributed.init_process_group("gloo", rank=rank, world_size=2)
-    ps.initialize_model_parallel(tensor_model_parallel_size=tp, expert_model_parallel_size=ep,
-                                 expert_tensor_parallel_size=etp)
-    model = build_gpt(SPECS[name])
-    queue.put((rank, sum(p.numel() for p in model.parameters())))
-    torch.distributed.barrier()
+    for name, tp, ep, etp in TWO_RANK:
+        ps.initialize_model_parallel(tensor_model_parallel_size=tp, expert_model_parallel_size=ep,
+                                     expert_tensor_parallel_size=etp)
+        model = build_gpt(SPECS[name])
+        queue.put(((name, tp, ep, etp), rank, sum(p.numel() for p in model.parameters())))
+        torch.distributed.barrier()
+        ps.destroy_model_parallel()
     torch.distributed.destroy_process_group()
 
 
-@pytest.mark.slow
-# EP > 1 with TP > 1 needs sequence parallelism, which megatron's torch norms (no TE/Apex here) refuse:
-# the two-rank builds cover TP and EP separately; the shard-attribute test covers them combined.
-@pytest.mark.parametrize("name,tp,ep,etp", [("qwen2-dense", 2, 1, 2), ("qwen3-moe", 1, 2, 1),
-                                            ("deepseek-mla", 1, 2, 1)])
-def test_per_rank_matches_a_real_two_rank_build(name, tp, ep, etp):
+@pytest.fixture(scope="module")
+def two_rank_counts():
+    """Parameters per rank of each :data:`TWO_RANK` layout, really built by megatron in two processes."""
     torch = require("torch")
     require("megatron.core")
     ctx = torch.multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     port = _free_port()
-    procs = [ctx.Process(target=_two_rank_worker, args=(r, port, name, tp, ep, etp, queue)) for r in range(2)]
+    procs = [ctx.Process(target=_two_rank_worker, args=(r, port, queue)) for r in range(2)]
     for p in procs:
         p.start()
-    results = dict(queue.get(timeout=120) for _ in procs)
+    counts: dict = {}
+    for _ in range(2 * len(TWO_RANK)):
+        layout, rank, count = queue.get(timeout=180)
+        counts.setdefault(layout, {})[rank] = count
     for p in procs:
         p.join(timeout=60)
+    return counts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,tp,ep,etp", TWO_RANK)
+def test_per_rank_matches_a_real_two_rank_build(two_rank_counts, name, tp, ep, etp):
     expected = stage_parameters(SPECS[name], Layout(tp=tp, ep=ep, etp=etp))[0].total
-    assert results == {0: expected, 1: expected}
+    assert two_rank_counts[(name, tp, ep, etp)] == {0: expected, 1: expected}
