@@ -44,3 +44,24 @@ def test_filtered_patch_scan_changes_no_verdict(upstream, verl_base):
     assert len(kinds) >= 3, kinds  # varied: several stages or verdicts, not one repeated answer
     for a, b in zip(judged_fast, judged_full):
         assert a.oracle_detail == b.oracle_detail, a.config
+
+
+def test_a_case_is_judged_as_in_a_fresh_process(upstream, verl_base):
+    """One worker judges case after case, and each verdict is the one a fresh process gives. The case that once
+    broke this: ``disable_gloo_group`` patches ``torch.distributed.new_group`` with a wrapper that asks megatron's
+    training args (which verl never sets, so the launch fails at the process groups); the patch wrapped the
+    oracle's own shim, ``remove_patches`` left it, and every later case failed the same way."""
+    import differential
+    import pool
+
+    otc = "actor_rollout_ref.actor.megatron.override_transformer_config"
+    plain = differential.Config("plain", {}, "Qwen3-0.6B")
+    gloo = differential.Config("gloo", {f"{otc}.disable_gloo_group": True}, "Qwen3-0.6B")
+    with pool.OraclePool(cache=False) as fresh, pool.OraclePool(cache=False) as reused:
+        alone = differential.Judge(fresh, [PROOF_RELEASE]).judge([plain])[0]
+        # the switch first, in a new worker (what the shim wraps depends on what ran before), then alternating
+        rows = differential.Judge(reused, [PROOF_RELEASE]).judge([gloo, plain, gloo, plain])
+    assert rows[0].oracle == "error" and rows[0].oracle_detail["stage"] == "parallel", rows[0].oracle_detail
+    assert "args is not initialized" in rows[0].oracle_detail["message"]
+    assert rows[2].oracle_detail == rows[0].oracle_detail
+    assert [r.oracle_detail for r in rows[1::2]] == [alone.oracle_detail] * 2

@@ -19,6 +19,47 @@ except ImportError:
     from _oracle_harness import FilteredSys, dry_run
 
 
+#: Modules whose functions and classes a case's patches may replace, and whose classes' methods too: megatron's
+#: and MindSpeed's; of torch, what MindSpeed's switches patch per case (the distributed calls and the tensor
+#: classes; the rest of its torch patches come with the import, which is the state to return to).
+PATCHED_MODULES = ("megatron", "mindspeed", "torch.distributed")
+PATCHED_CLASSES = ("megatron", "mindspeed", "torch._tensor", "torch.nn.parameter")
+
+
+def callables() -> dict[tuple, tuple]:
+    """Every function or class bound in a :data:`PATCHED_MODULES` module, and every method of the classes there
+    (of :data:`PATCHED_CLASSES`), by (owner, name): what :func:`restore` puts back."""
+    out: dict[tuple, tuple] = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name.startswith(PATCHED_MODULES) or name in ("torch", "torch.nn.parameter")):
+            continue
+        try:
+            items = list(vars(module).items())
+        except TypeError:
+            continue
+        for attr, value in items:
+            if not callable(value) or (name == "torch" and attr != "Tensor"):
+                continue
+            out[(id(module), attr)] = (module, value)
+            if isinstance(value, type) and getattr(value, "__module__", "").startswith(PATCHED_CLASSES):
+                for method, fn in list(vars(value).items()):
+                    if callable(fn) or isinstance(fn, (staticmethod, classmethod, property)):
+                        out[(id(value), method)] = (value, fn)
+    return out
+
+
+def restore(pristine: dict[tuple, tuple]) -> int:
+    """Put back each binding of :func:`callables` that a case changed; how many there were."""
+    changed = 0
+    for (_, attr), (owner, value) in pristine.items():
+        current = (vars(owner) if isinstance(owner, type) else owner.__dict__).get(attr)
+        if current is not value:
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(owner, attr, value)
+                changed += 1
+    return changed
+
+
 class MindSpeedState:
     """MindSpeed imported in this process, and what each patch pass did; :meth:`reset` between cases."""
 
@@ -52,6 +93,11 @@ class MindSpeedState:
         registry = getattr(getattr(patch_utils, "MindSpeedPatchesManager", None), "patches_info", None)
         self.patch_registry = registry if isinstance(registry, dict) else None
         self.pristine_patches = set(registry) if self.patch_registry is not None else set()
+        # remove_patches restores only what the patch manager still recognises. A patch that wrapped a function
+        # another wrapper had replaced in between (the oracle's own new_group shim, say) stays, and one case's
+        # switch then fails every later case (disable_gloo_group's new_group asking megatron's args). So the
+        # functions and classes of the upstream modules, and the methods of their classes, go back to these.
+        self.pristine_callables = callables()
         if not self.can_remove:
             for feature in self.manager.FEATURES_LIST:
                 self.applied[feature.feature_name] = bool(feature.is_need_apply(self.namespace))
@@ -138,6 +184,7 @@ class MindSpeedState:
             self.manager.remove_patches()  # the originals back (repatch would do it too, but keeps the entries)
             for name in set(self.patch_registry or ()) - self.pristine_patches:
                 del self.patch_registry[name]
+        restore(self.pristine_callables)
         if self.namespace is not None:
             vars(self.namespace).clear()
             vars(self.namespace).update(copy.deepcopy(self.pristine))
