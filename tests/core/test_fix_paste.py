@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_suggest import TUNED
 
+from helpers import FIXTURES
 from verl_mindspeed import catalog
 from verl_mindspeed.catalog import universe
 from verl_mindspeed.launch import evaluate
@@ -164,3 +165,31 @@ def test_fix_lines_stay_whole_in_a_shell():
               Issue("error", "c.d", "m", override="++c.d=1 ++e.f=2"),
               Issue("error", "g.h", "m", override="g.h='\"0,7\"'")]
     assert [i.override for i in review(issues, None, [])] == ["'+a.b=[8, 16]'", "++c.d=1 ++e.f=2", "g.h='\"0,7\"'"]
+
+
+def paste_all(argv: list[str], issues) -> list[str]:
+    """Every word of every fix line, as a user pastes a report's fixes: each replaces the argument of its key or
+    is added."""
+    out = list(argv)
+    for issue in issues:
+        for word in shlex.split(issue.override or ""):
+            at = [i for i, arg in enumerate(out) if _key(arg) == _key(word)]
+            if at:
+                out[at[-1]] = word
+            else:
+                out.append(word)
+    return out
+
+
+def test_the_fixes_of_one_report_agree_when_pasted_together(base_cfg):
+    """The actor's TP does not divide the heads (fix: TP=2) and the critic, built first, has another TP. The fix
+    that aligns the roles proposes the actor's fixed TP, so one round of pasting leaves no error (it used to
+    propose the actor's TP as written, 3, and a third check was needed)."""
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", "trainer.n_gpus_per_node=8",
+            f"{M}.tensor_model_parallel_size=3", "critic.megatron.tensor_model_parallel_size=2"]
+    model = str(FIXTURES / "models" / "Qwen3-0.6B")
+    first = evaluate(argv, model_config=model)
+    assert {i.rule for i in first.errors} >= {"role-sizes-agree"}
+    fixed = paste_all(argv, first.errors)
+    assert "critic.megatron.tensor_model_parallel_size=2" in " ".join(fixed)
+    assert not evaluate(fixed, model_config=model).errors

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import replace
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from ..errors import Issue, Location
 from ..overrides import split_override
@@ -29,7 +29,7 @@ def review(issues: Sequence[Issue], cfg: Any, argv: Sequence[str], tree: Any = N
         have = {(i.key, i.rule) for i in out}
         out = [*(i for i in added if (i.key, i.rule) not in have), *out]
     out = group(out, _args_by_key(argv))
-    out = [_fix(i, cfg, argv) for i in out]
+    out = _follow_actor(_fix(i, cfg, argv) for i in out)
     if locations:
         out = [_locate(i, argv, locations) for i in out]
     return out
@@ -51,6 +51,47 @@ def _fix(issue: Issue, cfg: Any, argv: Sequence[str]) -> Issue:
     elif override and not _one_shell_word(override):
         override = shlex.quote(override)  # a value such as [8, 16] stays one argument when pasted into a script
     return issue if override == issue.override else replace(issue, override=override)
+
+
+#: Rules whose fix gives the other roles the actor's parallel sizes (the layout the run was planned for).
+ALIGN_ON_ACTOR = frozenset({"role-sizes-agree", "legacy-critic-groups"})
+ACTOR = "actor_rollout_ref.actor.megatron."
+
+
+def _follow_actor(issues: Iterable[Issue]) -> list[Issue]:
+    """Fixes of one report that agree when pasted together: where another issue fixes an actor size, a fix that
+    aligns the other roles on the actor proposes that fixed size, not the one the actor has now."""
+    out = list(issues)
+    fixed: dict[str, str] = {}
+    for issue in out:
+        if issue.rule in ALIGN_ON_ACTOR or not issue.override:
+            continue
+        for word in _words(issue.override):
+            key, _, value = word.lstrip("+").partition("=")
+            if key.startswith(ACTOR) and "." not in key[len(ACTOR):]:
+                fixed[key[len(ACTOR):]] = value
+    if not fixed:
+        return out
+
+    def follow(word: str) -> str:
+        head, _, value = word.partition("=")
+        name = head.rpartition(".")[2]
+        return f"{head}={fixed[name]}" if name in fixed and ".megatron." in head else word
+
+    for n, issue in enumerate(out):
+        if issue.rule in ALIGN_ON_ACTOR and issue.override:
+            words = _words(issue.override)
+            followed = [follow(w) for w in words]
+            if followed != words:
+                out[n] = replace(issue, override=" ".join(followed))
+    return out
+
+
+def _words(override: str) -> list[str]:
+    try:
+        return shlex.split(override)
+    except ValueError:
+        return [override]
 
 
 def _one_shell_word(text: str) -> bool:
