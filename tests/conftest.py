@@ -8,26 +8,18 @@ import pytest
 
 from helpers import full_stack
 
-#: Test files that build the project's wheel or copy the repository, and those that start a local Ray: each group
-#: runs on one worker, one file at a time (module fixtures are made once, no two Ray clusters at once).
-_GROUPS = {"build": {"test_wheel.py", "test_readme_main_command.py", "test_readme.py"},
-           "ray": {"test_ray.py", "test_guard_ray.py", "test_callback.py", "test_launcher.py"}}
-
 
 def pytest_collection_modifyitems(config, items):
-    """Tiers as markers, and groups for pytest-xdist. ``integration`` (verl's whole stack, wheels, Ray) is
-    ``slow``; ``conformance`` runs the upstream oracle; ``-m "not slow and not conformance"`` is the unit tier.
-    The oracle's workers and verdict cache serve one process, so every conformance test runs on one xdist worker."""
+    """Tiers as markers. ``integration`` (verl's whole stack, wheels, Ray) is ``slow``; ``conformance`` runs the
+    upstream oracle; ``-m "not slow and not conformance"`` is the unit tier. ``tools/test.sh`` spreads whole files
+    over its workers (``--dist loadfile``): a file's module fixtures (a megatron build, a wheel, an oracle pool)
+    are made once; a per-test spread measured slower (those fixtures and the caches behind them made twice)."""
     for item in items:
         path = Path(str(item.fspath))
         if "integration" in path.parts:
             item.add_marker(pytest.mark.slow)
         if "conformance" in path.parts:
             item.add_marker(pytest.mark.conformance)
-            item.add_marker(pytest.mark.xdist_group("conformance"))
-        for group, names in _GROUPS.items():
-            if path.name in names:
-                item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
