@@ -43,7 +43,8 @@ def main(argv=None) -> int:
     start = time.monotonic()
     configs = differential.generate(opts.cases) + differential.launch_files()
     with pool.OraclePool() as oracle:
-        judge = differential.Judge(oracle, opts.release, injected=opts.injected, upstream=opts.upstream)
+        judge = differential.Judge(oracle, opts.release, injected=opts.injected, upstream=opts.upstream,
+                                   progress=lambda text: print(text, file=sys.stderr, flush=True))
         rows = judge.judge(configs)
         hits, misses = oracle.hits, oracle.misses
     differential.write(rows, opts.out)

@@ -221,8 +221,11 @@ class Judge:
     oracle then runs verl's code on the config after the project's injection."""
 
     def __init__(self, pool, releases=None, injected: bool = False, upstream: bool = False,
-                 upstream_limit: Optional[int] = None):
+                 upstream_limit: Optional[int] = None, progress=None):
         from verl_mindspeed.compose import compose_argv
+
+        self.progress = progress or (lambda text: None)
+        """Called with a line of text as the long phases advance (``tools/conformance_report.py`` prints it)."""
 
         self.injected = injected
         self.upstream = upstream
@@ -267,7 +270,11 @@ class Judge:
         from verl_mindspeed.launch import resolve_launch
 
         prepared = []
-        for cfg in configs:
+        started = time.monotonic()
+        for n, cfg in enumerate(configs, 1):
+            if n % 100 == 0 or n == len(configs):
+                self.progress(f"composed and judged by the project: {n}/{len(configs)} "
+                              f"({time.monotonic() - started:.0f} s)")
             composed, argv, tree, issues = self._composed(cfg)
             model_dir = str(verl_side.fixture_models()[cfg.model]) if cfg.model else None
             injected = self.injected or cfg.preset is not None  # a preset installs the injecting callback
@@ -286,6 +293,8 @@ class Judge:
             prepared.append((cfg, up, project))
         t = time.perf_counter()
         batches = {r: [up.case() for _, up, _ in prepared if up.verl_error is None] for r in self.releases}
+        self.progress(f"oracle: {sum(map(len, batches.values()))} cases on {len(batches)} release(s), "
+                      "verdicts cached by their inputs")
         verdicts = self.pool.run_many(batches)
         self.timings["oracle"] += time.perf_counter() - t
         rows = []
