@@ -343,7 +343,8 @@ def _opts(options: dict) -> dict:
 
 
 def test_every_registered_rule_has_cases():
-    core = {r.id for r in RULES if not r.fn.__module__.endswith("model_rules")}
+    # the model rules, and the batch rule that needs a device count, have their cases in tests/model/test_model_rules.py
+    core = {r.id for r in RULES if not r.fn.__module__.endswith("model_rules")} - {"batch-divisibility"}
     assert core - {c[0] for c in CASES} == set(), "add a failing and a passing case for each new rule"
 
 

@@ -10,6 +10,7 @@ from verl_mindspeed.model import load_model_spec
 from verl_mindspeed.rules import model_rules as mr
 from verl_mindspeed.rules._base import Context, RoleView
 from verl_mindspeed.rules.attention import hybrid_cp_ulysses_degree
+from verl_mindspeed.rules.verl_engine import batch_divisibility
 
 A = "actor_rollout_ref.actor.megatron"
 OTC = f"{A}.override_transformer_config"
@@ -174,7 +175,7 @@ def batch_cfg(**over):
 
 
 def batch(cfg, world=16, **sizes) -> list[tuple[str, str]]:
-    found = mr.batch_divisibility({"actor": role(**sizes)}, Context(world_size=world, config=cfg))
+    found = batch_divisibility({"actor": role(**sizes)}, Context(world_size=world, config=cfg))
     return [(i.key, i.message) for i in found]
 
 

@@ -1,8 +1,8 @@
-"""Rules that need the model (``ctx.model``, a ModelSpec) or the cluster size.
+"""Rules that need the model (``ctx.model``, a ModelSpec), and its memory against the device.
 
-Role rules yield nothing when no model config could be read; the batch rule needs only the composed
-config and the device count. Layer counts are judged per pipeline stage and per model chunk, the way
-megatron-core assigns them (``get_num_layers_to_build``).
+Role rules yield nothing when no model config could be read. Layer counts are judged per pipeline stage and
+per model chunk, the way megatron-core assigns them (``get_num_layers_to_build``). The batch sizes verl asserts
+are in :mod:`.verl_engine`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from ..i18n import tr, trn
 from ..model._constraints import balanced_pipeline_split, experts_split, ffn_split, heads_split, vpp_splits
 from ..model._layout import stage_layer_counts
 from ..model.spec import MLA_KEYS, ModelSpec
-from ..model.verl_options import select as _select
 from ._base import Context, RoleView, _int, error, issue, rule, size_fix, warning
 from ._sizes import EP, PP, TP, fix_size
 from .memory import noop_indices
@@ -239,42 +238,6 @@ def mla_matches_model(role: RoleView, ctx: Context) -> Iterable[Issue]:
             yield error(role.key(name), tr("{name}={given} requires the model's value {name}={wanted}", name=name,
                                            given=given, wanted=wanted), "model-mla",
                         override=role.set_line(name, wanted))
-
-
-_VERL_BATCH = ("verl 0.9.1 verl/utils/config.py validate_config; verl/workers/config/actor.py ActorConfig.validate; "
-               "verl/workers/engine_workers.py update (mini_batch_size % data-parallel size)")
-
-
-@rule("batch-divisibility", cites=_VERL_BATCH, holds_for="verl 0.6.0 and later", scope="run")
-def batch_divisibility(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
-    """The batch sizes verl asserts at start (and at the first update) against the actor's data-parallel size."""
-    actor, cfg, world = roles.get("actor"), ctx.config, ctx.world_size
-    if actor is None or cfg is None or not world:
-        return
-    model_parallel = actor.tp * actor.pp * actor.cp
-    if world % model_parallel:
-        return  # the world-size rule reports it
-    dp = world // model_parallel
-    train, n = _int(_select(cfg, "data.train_batch_size")), _int(_select(cfg, "actor_rollout_ref.rollout.n")) or 1
-    mini = _int(_select(cfg, "actor_rollout_ref.actor.ppo_mini_batch_size"))
-    micro = _int(_select(cfg, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"))
-    dynamic = _select(cfg, "actor_rollout_ref.actor.use_dynamic_bsz") is True
-    sizes = tr("data-parallel size {dp} = {world} devices / (TP x PP x CP = {tp} x {pp} x {cp})", dp=dp, world=world,
-               tp=actor.tp, pp=actor.pp, cp=actor.cp)
-    if not dynamic and train and micro and (train * n) % (dp * micro):
-        yield error("data.train_batch_size", tr(
-            "data.train_batch_size x actor_rollout_ref.rollout.n = {train} x {n} = {total} requires a multiple of "
-            "data-parallel size x actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu = {dp} x {micro} = {unit}",
-            train=train, n=n, total=train * n, dp=dp, micro=micro, unit=dp * micro), "batch-divisibility", hint=sizes)
-    if not dynamic and train and mini and train < mini:
-        yield error("actor_rollout_ref.actor.ppo_mini_batch_size", tr(
-            "actor_rollout_ref.actor.ppo_mini_batch_size={mini} requires data.train_batch_size >= {mini} (got {train})",
-            mini=mini, train=train), "batch-divisibility")
-    if mini and (mini * n) % dp:
-        yield error("actor_rollout_ref.actor.ppo_mini_batch_size", tr(
-            "actor_rollout_ref.actor.ppo_mini_batch_size x actor_rollout_ref.rollout.n = {mini} x {n} = {total} "
-            "requires a multiple of the actor's data-parallel size {dp}", mini=mini, n=n, total=mini * n, dp=dp),
-            "batch-divisibility", hint=sizes)
 
 
 @rule("model-memory", scope="run", holds_for="the planner's model (docs/model-checks.md)",

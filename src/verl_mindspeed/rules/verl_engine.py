@@ -1,5 +1,6 @@
-"""verl's own checks on a role's engine config, per era: what verl's Megatron engine asserts when each worker
-starts, before MindSpeed is ever called (``verl/workers/engine/megatron/transformer_impl.py``)."""
+"""verl's own checks, per era: what verl's Megatron engine asserts on a role's engine config when each worker
+starts, before MindSpeed is ever called (``verl/workers/engine/megatron/transformer_impl.py``), and the batch
+sizes its trainer asserts against the actor's data-parallel size."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Iterable
 from .. import eras
 from ..errors import Issue
 from ..i18n import tr
-from ._base import Context, RoleView, error, rule
+from ..model.verl_options import select as _select
+from ._base import Context, RoleView, _int, error, rule
 
 
 @rule("verl-engine-mbridge", holds_for="verl 0.8.0 and later",
@@ -25,3 +27,39 @@ def engine_mbridge(role: RoleView, ctx: Context) -> Iterable[Issue]:
         "use_mbridge=False cannot run on {era}: verl's Megatron engine asserts 'use_mbridge must be True' when each "
         "worker starts", era=ctx.era.releases), "verl-engine-mbridge", override=" ".join(fixes),
         hint=tr("without a bridge there is no VPP on NPU for this verl release") if (role.vpp or 1) > 1 else "")
+
+
+_VERL_BATCH = ("verl 0.9.1 verl/utils/config.py validate_config; verl/workers/config/actor.py ActorConfig.validate; "
+               "verl/workers/engine_workers.py update (mini_batch_size % data-parallel size)")
+
+
+@rule("batch-divisibility", cites=_VERL_BATCH, holds_for="verl 0.6.0 and later", scope="run")
+def batch_divisibility(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
+    """The batch sizes verl asserts at start (and at the first update) against the actor's data-parallel size."""
+    actor, cfg, world = roles.get("actor"), ctx.config, ctx.world_size
+    if actor is None or cfg is None or not world:
+        return
+    model_parallel = actor.tp * actor.pp * actor.cp
+    if world % model_parallel:
+        return  # the world-size rule reports it
+    dp = world // model_parallel
+    train, n = _int(_select(cfg, "data.train_batch_size")), _int(_select(cfg, "actor_rollout_ref.rollout.n")) or 1
+    mini = _int(_select(cfg, "actor_rollout_ref.actor.ppo_mini_batch_size"))
+    micro = _int(_select(cfg, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"))
+    dynamic = _select(cfg, "actor_rollout_ref.actor.use_dynamic_bsz") is True
+    sizes = tr("data-parallel size {dp} = {world} devices / (TP x PP x CP = {tp} x {pp} x {cp})", dp=dp, world=world,
+               tp=actor.tp, pp=actor.pp, cp=actor.cp)
+    if not dynamic and train and micro and (train * n) % (dp * micro):
+        yield error("data.train_batch_size", tr(
+            "data.train_batch_size x actor_rollout_ref.rollout.n = {train} x {n} = {total} requires a multiple of "
+            "data-parallel size x actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu = {dp} x {micro} = {unit}",
+            train=train, n=n, total=train * n, dp=dp, micro=micro, unit=dp * micro), "batch-divisibility", hint=sizes)
+    if not dynamic and train and mini and train < mini:
+        yield error("actor_rollout_ref.actor.ppo_mini_batch_size", tr(
+            "actor_rollout_ref.actor.ppo_mini_batch_size={mini} requires data.train_batch_size >= {mini} (got {train})",
+            mini=mini, train=train), "batch-divisibility")
+    if mini and (mini * n) % dp:
+        yield error("actor_rollout_ref.actor.ppo_mini_batch_size", tr(
+            "actor_rollout_ref.actor.ppo_mini_batch_size x actor_rollout_ref.rollout.n = {mini} x {n} = {total} "
+            "requires a multiple of the actor's data-parallel size {dp}", mini=mini, n=n, total=mini * n, dp=dp),
+            "batch-divisibility", hint=sizes)
