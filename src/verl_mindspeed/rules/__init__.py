@@ -10,11 +10,11 @@ import inspect
 import re
 from functools import lru_cache
 
-from . import attention, memory, model_rules, moe, parallel, roles, verl_engine  # noqa: F401  (registration)
+from . import attention, mc2, memory, model_rules, moe, parallel, roles, verl_engine  # noqa: F401  (registration)
 from ._base import RULES, Context, RoleView, Rule, rule
 
 _QUOTED = re.compile(r"[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']")
-_TOPICS = (attention, memory, model_rules, moe, parallel, roles, verl_engine)
+_TOPICS = (attention, mc2, memory, model_rules, moe, parallel, roles, verl_engine)
 
 
 @lru_cache(maxsize=None)

@@ -1,4 +1,4 @@
-"""Rules on MoE dispatch, fused permute, the MoE overlap features and MC2.
+"""Rules on MoE dispatch, fused permute and the MoE overlap features (MC2 is in :mod:`.mc2`).
 
 MindSpeed's features read their switches from its namespace when ``repatch`` registers patches, and
 validate the built ``TransformerConfig`` (namespace + bridge + dict) at construction: see ``_base.py``.
@@ -11,7 +11,7 @@ from typing import Iterable, Optional
 from ..catalog import PERMUTE
 from ..errors import Issue
 from ..i18n import tr
-from ._base import Context, RoleView, _int, error, fmt, note, release_at_least, rule, size_fix, warning
+from ._base import Context, RoleView, error, fmt, note, release_at_least, rule, warning
 from ._sizes import EP, fix_size
 
 _MS_MOE = "mindspeed/features_manager/moe/"
@@ -27,7 +27,8 @@ def _known_false(role: RoleView, ctx: Context, name: str) -> bool:
     return ctx.model is not None
 
 
-def _dispatcher(role: RoleView) -> Optional[str]:
+def built_dispatcher(role: RoleView) -> Optional[str]:
+    """The dispatcher of the built config (dict, namespace, bridge), when it is a string."""
     value = role.built.get("moe_token_dispatcher_type")
     return value if isinstance(value, str) else None
 
@@ -38,7 +39,7 @@ def permute_fusion_dispatcher(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """Fused permute fails with the allgather dispatcher, and with a capacity factor unless inputs are padded."""
     if not (role.on(PERMUTE) or role.on("moe_permute_fusion")):
         return
-    if _dispatcher(role) == "allgather":
+    if built_dispatcher(role) == "allgather":
         yield error(
             role.key("moe_token_dispatcher_type"),
             tr("fused permute/unpermute and moe_token_dispatcher_type=allgather cannot be combined"),
@@ -65,7 +66,7 @@ def pad_needs_capacity(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
 @rule("alltoall-seq-etp", cites=_MCORE_TC + " (alltoall_seq needs ETP == TP)", holds_for="megatron-core 0.12.1")
 def alltoall_seq_etp(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    if _dispatcher(role) == "alltoall_seq" and role.etp != role.tp and ctx.core < (0, 16):
+    if built_dispatcher(role) == "alltoall_seq" and role.etp != role.tp and ctx.core < (0, 16):
         yield error(
             role.mkey("expert_tensor_parallel_size"),
             tr("moe_token_dispatcher_type=alltoall_seq requires expert_tensor_parallel_size equal to "
@@ -106,7 +107,7 @@ def dispatcher_in_dict(role: RoleView, ctx: Context) -> Iterable[Issue]:
                 tr("{switch}=True has no effect: MindSpeed applies it only when moe_token_dispatcher_type is in "
                    "override_transformer_config, and the model bridge sets the dispatcher elsewhere", switch=switch),
                 "moe-dispatcher-in-dict",
-                override=role.set_line("moe_token_dispatcher_type", _dispatcher(role) or "alltoall"),
+                override=role.set_line("moe_token_dispatcher_type", built_dispatcher(role) or "alltoall"),
             )
     elif (role.ns.get(PERMUTE) is True or role.ns.get("moe_permute_fusion") is True) and ctx.release != "core_r0.16.0":
         yield warning(
@@ -114,7 +115,7 @@ def dispatcher_in_dict(role: RoleView, ctx: Context) -> Iterable[Issue]:
             tr("fused permute/unpermute is only partly applied: MindSpeed registers its alltoall-dispatcher patches "
                "only when moe_token_dispatcher_type is in override_transformer_config"),
             "moe-dispatcher-in-dict",
-            override=role.set_line("moe_token_dispatcher_type", _dispatcher(role) or "alltoall"),
+            override=role.set_line("moe_token_dispatcher_type", built_dispatcher(role) or "alltoall"),
         )
 
 
@@ -141,7 +142,7 @@ def bridge_permute_fusion(role: RoleView, ctx: Context) -> Iterable[Issue]:
 def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if not role.on("moe_alltoall_overlap_comm"):
         return
-    key, dispatcher = "moe-alltoall-overlap", _dispatcher(role)
+    key, dispatcher = "moe-alltoall-overlap", built_dispatcher(role)
     if dispatcher is not None and dispatcher not in ("alltoall", "alltoall_seq"):
         yield error(role.key("moe_token_dispatcher_type"), tr(
             "moe_alltoall_overlap_comm=True requires moe_token_dispatcher_type=alltoall or alltoall_seq (got {value})",
@@ -180,7 +181,7 @@ def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
 def dispatcher_variable_seq(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """verl builds every model with variable_seq_lengths=True, which megatron refuses for these dispatchers. On a
     model without experts MindSpeed turns it off while megatron validates, so a dense model passes."""
-    dispatcher = _dispatcher(role)
+    dispatcher = built_dispatcher(role)
     refused = ("allgather", "alltoall_seq") if ctx.core < (0, 16) else ("allgather",)
     if dispatcher not in refused or role.built.get("variable_seq_lengths", True) is not True:
         return
@@ -197,54 +198,13 @@ def dispatcher_variable_seq(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
 
 #: What ``moe_alltoall_mc2`` cannot be combined with (MindSpeed's ``incompatible_check``).
-_ALLTOALL_MC2_EXCLUDES = ("use_ascend_mc2", "moe_alltoall_overlap_comm", "moe_allgather_overlap_comm",
-                          "moe_fb_overlap", "moe_tp_extend_ep")
-
-
-@rule("moe-alltoall-mc2", cites=_MS_MOE + "moe_alltoall_mc2.py validate_args",
-      holds_for="MindSpeed 26.0.0, 26.1.0, master (releases that register --moe-alltoall-mc2)")
-def alltoall_mc2(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """MoE MC2 asserts its companions on the built config: no other MC2 or MoE overlap, an alltoall dispatcher,
-    TP=1 with alltoall_seq, ETP=1 and dropless with alltoall."""
-    from ..catalog import universe
-
-    if not role.on("moe_alltoall_mc2") or "moe_alltoall_mc2" not in universe.mindspeed_args(ctx.release):
-        return
-    for other in _ALLTOALL_MC2_EXCLUDES:
-        if role.on(other):
-            yield error(role.key(other), tr("moe_alltoall_mc2 and {other} cannot be combined (MindSpeed asserts it)",
-                                            other=other), "moe-alltoall-mc2", override=role.set_line(other, False))
-    dispatcher = _dispatcher(role)
-    if dispatcher not in ("alltoall", "alltoall_seq"):
-        yield error(role.key("moe_token_dispatcher_type"), tr(
-            "moe_alltoall_mc2=True requires moe_token_dispatcher_type=alltoall or alltoall_seq (got {value})",
-            value=fmt(dispatcher)), "moe-alltoall-mc2", override=role.set_line("moe_token_dispatcher_type", "alltoall"))
-    elif dispatcher == "alltoall_seq" and role.built_size("tensor_model_parallel_size") != 1:
-        yield error(role.mkey("tensor_model_parallel_size"), tr(
-            "moe_alltoall_mc2=True with moe_token_dispatcher_type=alltoall_seq requires tensor_model_parallel_size=1 "
-            "(got {tp})", tp=role.built_size("tensor_model_parallel_size")), "moe-alltoall-mc2",
-            override=role.set_line("moe_token_dispatcher_type", "alltoall"))
-    elif dispatcher == "alltoall":
-        etp = _int(role.built.get("expert_tensor_parallel_size")) or role.etp
-        if etp != 1:
-            yield error(role.mkey("expert_tensor_parallel_size"), tr(
-                "moe_alltoall_mc2=True with moe_token_dispatcher_type=alltoall requires expert_tensor_parallel_size=1 "
-                "(got {etp}{assumed})", etp=etp, assumed=tr(", which is TP when unset")
-                if role.megatron.get("expert_tensor_parallel_size") is None else ""), "moe-alltoall-mc2",
-                override=size_fix(role, ctx, "expert_tensor_parallel_size", 1))
-        if role.get("moe_expert_capacity_factor") is not None:
-            yield error(role.key("moe_expert_capacity_factor"), tr(
-                "moe_alltoall_mc2=True requires a dropless MoE: moe_expert_capacity_factor must be unset"),
-                "moe-alltoall-mc2", override=role.set_line("moe_expert_capacity_factor", None))
-
-
 @rule("moe-shared-expert-overlap-dispatcher", cites="megatron/core/transformer/transformer_config.py __post_init__ "
       "(moe_shared_expert_overlap); verl/models/mcore/config_converter.py (Qwen2-MoE, DeepSeek-V3 turn it on)",
       holds_for="megatron-core 0.12 and 0.16")
 def shared_expert_overlap_dispatcher(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """verl turns the shared-expert overlap on for Qwen2-MoE and DeepSeek-V3 models; megatron allows it only with
     the alltoall dispatcher."""
-    dispatcher = _dispatcher(role)
+    dispatcher = built_dispatcher(role)
     if role.built.get("moe_shared_expert_overlap") is True and dispatcher not in (None, "alltoall"):
         yield error(role.key("moe_token_dispatcher_type"), tr(
             "moe_token_dispatcher_type={value} requires moe_shared_expert_overlap=False (verl turns it on for this "
@@ -258,7 +218,7 @@ def allgather_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """The bridges set the alltoall dispatcher, so the allgather overlap needs the dispatcher in the dict."""
     if not role.on("moe_allgather_overlap_comm"):
         return
-    key, dispatcher = "moe-allgather-overlap", _dispatcher(role)
+    key, dispatcher = "moe-allgather-overlap", built_dispatcher(role)
     if dispatcher is not None and dispatcher != "allgather":
         yield error(role.key("moe_token_dispatcher_type"), tr(
             "moe_allgather_overlap_comm=True requires moe_token_dispatcher_type=allgather (got {value}, which the "
@@ -307,60 +267,6 @@ def tp_extend_ep(role: RoleView, ctx: Context) -> Iterable[Issue]:
         yield error(role.key("moe_expert_capacity_factor"),
                     tr("moe_tp_extend_ep=True requires moe_expert_capacity_factor=null"), key,
                     override=role.set_line("moe_expert_capacity_factor", None))
-
-
-@rule("mc2-requires-sp-tp", cites="mindspeed/features_manager/tensor_parallel/mc2.py register_patches, "
-      "validate_args", holds_for="MindSpeed 26.0.0, 26.1.0 and master raise; 2.2.0, 2.3.0 and core_r0.16.0 warn "
-      "and skip MC2")
-def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """MC2 reads TP (and on 2.2.0 SP) from MindSpeed's namespace, then validates the built config."""
-    if role.ns.get("use_ascend_mc2") is True:
-        # register_patches: `[hasattr(args, 'sequence_parallel') and] not args.sequence_parallel or
-        # int(args.tensor_model_parallel_size) == 1`: 2.2.0 reads SP unguarded; TP is read unless SP is False.
-        sp_known = role.in_ns("sequence_parallel")
-        missing = ["sequence_parallel"] if ctx.release.startswith("2.2.") and not sp_known else []
-        reads_tp = not (sp_known and not role.ns.get("sequence_parallel"))
-        if reads_tp and not role.in_ns("tensor_model_parallel_size"):
-            missing.insert(0, "tensor_model_parallel_size")
-        if missing:
-            tp = role.tp if role.tp > 1 else 2  # MC2 needs TP > 1: a companion of 1 would only move the error
-            lines = [role.set_line(k, tp if k == "tensor_model_parallel_size" else True) for k in missing]
-            if "tensor_model_parallel_size" in missing and tp != role.tp:
-                lines.insert(0, size_fix(role, ctx, "tensor_model_parallel_size", tp))
-            yield error(role.key("use_ascend_mc2"), tr(
-                "use_ascend_mc2=True requires {keys} in override_transformer_config: MindSpeed's MC2 patch reads "
-                "them there and fails with AttributeError without them", keys=", ".join(missing)),
-                "mc2-requires-sp-tp", override=" ".join(lines))
-            return
-    if not role.on("use_ascend_mc2"):
-        return
-    raises = release_at_least(ctx.release, (26, 0, 0)) and not ctx.release.startswith("core_r0.16")
-    make = error if raises else warning
-    if role.built_size("tensor_model_parallel_size") == 1:
-        yield make(role.mkey("tensor_model_parallel_size"),
-                   tr("use_ascend_mc2=True requires tensor_model_parallel_size > 1"),
-                   "mc2-requires-sp-tp", override=size_fix(role, ctx, "tensor_model_parallel_size", 2))
-    elif role.sequence_parallel is False:
-        yield make(role.key("sequence_parallel"), tr("use_ascend_mc2=True requires sequence_parallel=True"),
-                   "mc2-requires-sp-tp", override=role.set_line("sequence_parallel", True))
-
-
-@rule("mc2-conflicts", cites="mindspeed/features_manager/tensor_parallel/mc2.py; moe/moe_alltoall_overlap.py; "
-      "MindSpeed MC2 docs", holds_for="MindSpeed 2.2.0+")
-def mc2_conflicts(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    if not role.on("use_ascend_mc2"):
-        return
-    for other in ("use_ascend_coc", "moe_alltoall_overlap_comm", "moe_allgather_overlap_comm",
-                  "use_pipe_experts", "use_nanopipe"):
-        if role.on(other):
-            yield error(role.key(other), tr("use_ascend_mc2=True and {other}=True cannot be combined", other=other),
-                        "mc2-conflicts", override=role.set_line(other, False))
-    if role.ep > 1 or role.get("num_moe_experts"):
-        yield warning(
-            role.key("use_ascend_mc2"),
-            tr("use_ascend_mc2=True on a MoE model: MindSpeed's documentation says MC2 is not for MoE models"),
-            "mc2-conflicts",
-        )
 
 
 __all__ = ["PERMUTE", "fmt"]
