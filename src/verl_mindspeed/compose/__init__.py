@@ -29,7 +29,7 @@ from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, module_file, read_en
 from ._fast import accelerated
 from ._hydra_errors import KeyContext, issue_for_failure
 from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
-from ._script import split_pasted
+from ._launchline import split_pasted
 from ._trees import installed_tree, release_tree
 
 MAX_RETRIES = 40

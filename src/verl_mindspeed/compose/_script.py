@@ -17,12 +17,13 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Mapping, Optional
 
 from ..errors import EvaluationError, Issue, Location
 from ..i18n import tr
 from ..overrides import split_override
+from ._launchline import find_launch, launch_rank
 from ._shell import Expander, Word
 
 _OPERATORS = {";", "&&", "||", "|", "&", ";;", "|&"}
@@ -30,7 +31,6 @@ _REDIRECTS = {">", ">>", "<", ">&", "&>", "<&", ">|", "<>", "&>>"}
 _RESERVED = {"then", "do", "else", "elif", "if", "while", "until", "!", "{", "}", "time", "exec", "nohup", "fi",
              "done"}
 _DECLARE = {"export", "declare", "local", "readonly", "typeset"}
-_PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$", re.S)
 
 
@@ -88,7 +88,7 @@ class _Script:
                 i += 1
         if not self.launches:
             return None
-        module, words, line = max(self.launches, key=_launch_rank)
+        module, words, line = max(self.launches, key=launch_rank)
         return self._launch_file(module, words)
 
     # --- logical lines --------------------------------------------------------------------------
@@ -181,7 +181,7 @@ class _Script:
                 self.shell.variables.pop(word.text, None)
                 self.shell.arrays.pop(word.text, None)
             return
-        found = _launch(words)
+        found = find_launch(words)
         if found is not None:
             self.launches.append(found)
 
@@ -244,58 +244,6 @@ def _mark_issue(arg: str, mark, path: str, unread: list[tuple[str, int]] = ()) -
         return Issue("note", key, tr("{text} is not run by the check; the argument is checked as '{arg}'",
                                      text=mark.text, arg=arg), rule="shell-not-run", location=where)
     return None
-
-
-def _launch(words: list[Word]) -> Optional[tuple[str, list[Word], int]]:
-    """(module, its argv, line) of a ``python -m MODULE ...`` / ``torchrun ... -m MODULE ...`` command."""
-    for k, word in enumerate(words):
-        name = PurePosixPath(word.text).name
-        if not (_PYTHON.match(name) or name in ("torchrun", "coverage")):
-            continue
-        j = k + 1
-        while j < len(words) and (words[j].text.startswith("-") or words[j].text == "run") and words[j].text != "-m":
-            j += 1
-        if j < len(words) and words[j].text == "-m" and j + 1 < len(words):
-            return words[j + 1].text, words[j + 2:], word.line
-        if j < len(words) and words[j].text.endswith(".py"):
-            module = _module_of(words[j].text)
-            if module:
-                return module, words[j + 1:], word.line
-    return None
-
-
-_ENV_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def split_pasted(args: list[str]) -> tuple[Optional[str], list[str]]:
-    """(module, the args without it) for a whole command pasted as arguments: ``[VAR=x ...] python3 [-u] -m MODULE
-    ...`` (or ``torchrun ... -m``, or a ``.../verl/...py`` script); ``(None, args)`` when there is none."""
-    for k, arg in enumerate(args):
-        name = PurePosixPath(arg).name
-        if not (_PYTHON.match(name) or name == "torchrun"):
-            continue
-        found = _launch([Word(a, 0) for a in args[k:]])
-        if found is None:
-            return None, args
-        module, rest, _ = found
-        start = k
-        while start > 0 and _ENV_ASSIGNMENT.match(args[start - 1]) and "." not in args[start - 1].split("=", 1)[0]:
-            start -= 1
-        return module, [*args[:start], *args[len(args) - len(rest):]]
-    return None, args
-
-
-def _module_of(script: str) -> Optional[str]:
-    parts = PurePosixPath(script).with_suffix("").parts
-    for start, part in enumerate(parts):
-        if part in ("verl", "recipe"):
-            return ".".join(parts[start:])
-    return None
-
-
-def _launch_rank(launch: tuple[str, list[Word], int]) -> tuple[int, int]:
-    module, words, _ = launch
-    return (module.startswith(("verl.", "recipe.")), sum("=" in w.text or bool(w.marks) for w in words))
 
 
 def _continues(line: str) -> bool:
