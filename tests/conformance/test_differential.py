@@ -22,21 +22,28 @@ CASES = int(os.environ.get("VERL_MINDSPEED_DIFFERENTIAL_CASES", "150"))
 UPSTREAM_CASES = int(os.environ.get("VERL_MINDSPEED_UPSTREAM_CASES", "30"))
 
 
-@pytest.fixture(scope="module", params=["plain", "injected"])
-def judged(request, oracle, verl_base):
-    """Plain verl launches, and the same launches through verl-mindspeed (the oracle runs the injected config)."""
+def judge(oracle, mode: str) -> list:
+    """Every configuration judged as a ``mode`` launch ("plain" verl, or "injected" through verl-mindspeed: the
+    oracle then runs the injected config), the table printed and the repros written."""
     import differential
 
     configs = differential.generate(CASES) + differential.launch_files()
-    rows = differential.Judge(oracle, injected=request.param == "injected", upstream=True,
+    rows = differential.Judge(oracle, injected=mode == "injected", upstream=True,
                               upstream_limit=UPSTREAM_CASES).judge(configs)
     out = Path(os.environ.get("VERL_MINDSPEED_DIFFERENTIAL_OUT",
-                              sources.cache_root() / "conformance" / f"differential-{request.param}.json"))
+                              sources.cache_root() / "conformance" / f"differential-{mode}.json"))
     if out.suffix == ".json" and "VERL_MINDSPEED_DIFFERENTIAL_OUT" in os.environ:
-        out = out.with_name(f"{out.stem}-{request.param}.json")
+        out = out.with_name(f"{out.stem}-{mode}.json")
     differential.write(rows, out)
-    print(f"\n{request.param} launches\n" + differential.render(differential.table(rows)) + f"\nrepros: {out}")
+    print(f"\n{mode} launches\n" + differential.render(differential.table(rows)) + f"\nrepros: {out}")
     return rows
+
+
+@pytest.fixture(scope="module")
+def judged(oracle, verl_base):
+    """Plain verl launches (``test_differential_injected.py`` runs the same tests on injected ones, in a file of its
+    own so that the test workers judge both at once)."""
+    return judge(oracle, "plain")
 
 
 def test_matrix_covers_every_release(judged):
