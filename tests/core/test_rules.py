@@ -115,9 +115,13 @@ CASES = [
      "swap_optimizer=True requires use_distributed_optimizer=True in override_transformer_config: MindSpeed "
      "26.1.0_core_r0.12.1 checks the copy in the dict, and verl does not put megatron.use_distributed_optimizer there",
      {O + "swap_optimizer": True, O + "use_distributed_optimizer": True}, PLAIN),
+    ("reuse-fp32-param-under-verl", {O + "reuse_fp32_param": True}, "error", O + "reuse_fp32_param",
+     "reuse_fp32_param=True cannot work under verl: MindSpeed validates it on the config verl builds and reads "
+     "use_legacy_models, a Megatron-LM argument that config does not have (AttributeError when the model config is "
+     "built)", {O + "reuse_fp32_param": False}, {}),
     ("swap-optimizer-conflicts", {O + "swap_optimizer": True, O + "reuse_fp32_param": True}, "error",
      O + "reuse_fp32_param", "swap_optimizer=True and reuse_fp32_param=True cannot be combined",
-     {O + "reuse_fp32_param": True}, {}),
+     {O + "swap_optimizer": True}, {}),
     ("noop-layers-in-range", {O + "noop_layers": "0,28", O + "num_layers": 28}, "error", O + "noop_layers",
      "noop_layers='0,28' requires every index in [0, num_layers=28); out of range: 28",
      {O + "noop_layers": "0,27", O + "num_layers": 28}, {}),

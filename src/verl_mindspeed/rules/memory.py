@@ -52,6 +52,20 @@ def swap_optimizer_conflicts(role: RoleView, ctx: Context) -> Iterable[Issue]:
             )
 
 
+@rule("reuse-fp32-param-under-verl", cites="mindspeed/features_manager/memory/reuse_fp32_param.py validate_args "
+      "(args.use_legacy_models), run on the built TransformerConfig", holds_for="MindSpeed 2.2.0+ (every release "
+      "with repatch)")
+def reuse_fp32_param_under_verl(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """MindSpeed validates reuse_fp32_param on the config verl builds, reading a Megatron-LM argument that config
+    does not have: under verl the feature cannot be switched on at all."""
+    if role.on("reuse_fp32_param"):
+        yield error(role.key("reuse_fp32_param"), tr(
+            "reuse_fp32_param=True cannot work under verl: MindSpeed validates it on the config verl builds and reads "
+            "use_legacy_models, a Megatron-LM argument that config does not have (AttributeError when the model "
+            "config is built)"), "reuse-fp32-param-under-verl", override=role.set_line("reuse_fp32_param", False),
+            hint=tr("the fix line switches the feature off: no setting makes it work with verl's config"))
+
+
 def noop_indices(role: RoleView) -> list[int]:
     """The no-op layer indices MindSpeed will read (a digit string; anything else it ignores)."""
     text = role.built.get("noop_layers")
