@@ -7,6 +7,8 @@ from typing import Iterable, Optional
 from .. import eras
 from ..errors import Issue
 from ..i18n import tr
+from ..model._constraints import experts_split, groups_split, heads_split
+from ..model.spec import ModelSpec
 from ._base import Context, RoleView, _int, error, fmt, rule, size_fix, warning
 from ._sizes import fix_world
 
@@ -68,17 +70,21 @@ def _engine_size(role: RoleView, name: str) -> Optional[int]:
 def dict_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """A parallel size in the dict replaces the one the model's config would get (the engine's, or on the legacy
     paths the process groups'), while Megatron's process groups keep theirs: the model is split for one size and
-    run on another."""
+    run on another. The fix gives the dict the engine's size, or, where the model cannot be split by the engine's
+    size but can by the dict's (EP 4 on a dense model, say), the engine the dict's."""
     for name in _DICT_SIZES:
         value, engine = _int(role.given.get(name)), _engine_size(role, name)
         if value is None or value == engine:
             continue
+        fix = role.set_line(name, engine)
+        if not _model_splits(ctx, name, engine) and _model_splits(ctx, name, value):
+            fix = role.mset_line(name, value)
         yield error(
             role.key(name),
             tr("override_transformer_config.{name}={value} and megatron.{name}={engine} must be equal: verl copies the "
                "dict over the engine's size in the model's config, while the process groups use the engine's",
                name=name, value=value, engine=fmt(engine)),
-            "dict-sizes-agree", override=role.set_line(name, engine),
+            "dict-sizes-agree", override=fix,
         )
     written = role.given.get("sequence_parallel")
     engine_sp = role.megatron.get("sequence_parallel") is not False and role.tp > 1
@@ -90,6 +96,19 @@ def dict_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
                value=fmt(written), engine=fmt(engine_sp)),
             "dict-sizes-agree", override=role.mset_line("sequence_parallel", written),
         )
+
+
+def _model_splits(ctx: Context, name: str, size: Optional[int]) -> bool:
+    """Whether the model (when known) can be split by ``size`` for ``name``: heads and query groups over TP,
+    experts over EP (a dense model over EP 1 only)."""
+    spec = ctx.model if isinstance(ctx.model, ModelSpec) else None
+    if spec is None or not size:
+        return True
+    if name == "tensor_model_parallel_size":
+        return heads_split(spec, size) and groups_split(spec, size)
+    if name == "expert_model_parallel_size":
+        return experts_split(spec, size)
+    return True
 
 
 @rule("model-parallel-divides-world", holds_for="megatron-core 0.12.1 and 0.16.1",
