@@ -103,12 +103,17 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         return
     given = " and ".join(f"{n}={v}" for n, v in ((_FIRST, first), (_LAST, last)) if v is not None)
     middle_stages = pp - (first is not None) - (last is not None)
+    split = balanced_pipeline_split(total, pp)  # the fix: the most even split (null where the layers divide)
+    fix = fix_size(role, ctx, PP) if split is None else " ".join(
+        role.set_line(k, v) for k, v in ((_FIRST, split[0]), (_LAST, split[1])) if v is not None or
+        role.given.get(k) is not None)
     yield error(role.key(_FIRST if first is not None else _LAST), trn(
         "{given} with pipeline_model_parallel_size={pp} require the remaining {middle} of {total} layers to fill "
         "the {stages} middle stage, at least one layer",
         "{given} with pipeline_model_parallel_size={pp} require the remaining {middle} of {total} layers to split "
         "evenly over {stages} middle stages, at least one layer each", middle_stages, given=given, pp=pp,
-        middle=total - (first or 0) - (last or 0), total=total, stages=middle_stages), "model-layers-pp")
+        middle=total - (first or 0) - (last or 0), total=total, stages=middle_stages), "model-layers-pp",
+        override=fix or None)
 
 
 @rule("model-vpp-layers", cites=_MCORE_CFG + "; " + _MCORE_PP, holds_for=_BOTH)
