@@ -65,3 +65,22 @@ def test_a_case_is_judged_as_in_a_fresh_process(upstream, verl_base):
     assert "args is not initialized" in rows[0].oracle_detail["message"]
     assert rows[2].oracle_detail == rows[0].oracle_detail
     assert [r.oracle_detail for r in rows[1::2]] == [alone.oracle_detail] * 2
+
+
+def test_the_oracle_records_the_warnings_upstream_gives(upstream, verl_base):
+    """megatron-core 0.16.1 only warns (``warnings.warn``) where EP and TP run without SP; the oracle keeps that
+    warning, from the file the project's rule cites, so the project's warning agrees with upstream's."""
+    import differential
+    import pool
+
+    a = "actor_rollout_ref.actor.megatron"
+    cfg = differential.Config("ep-tp-without-sp", {f"{a}.tensor_model_parallel_size": 2,
+                                                    f"{a}.expert_model_parallel_size": 2,
+                                                    f"{a}.override_transformer_config.sequence_parallel": False},
+                              "Qwen3-30B-A3B")
+    with pool.OraclePool(cache=False) as oracle:
+        row = differential.Judge(oracle, ["core_r0.16.0"]).judge([cfg])[0]
+    warned = row.oracle_detail.get("upstream_warnings", [])
+    assert any(w.startswith("megatron/core/model_parallel_config.py:") and "sequence parallelism must be used" in w
+               for w in warned), warned
+    assert "ep-tp-requires-sp" in row.project_rules and row.klass in ("agree", "stricter-documented"), row

@@ -113,6 +113,39 @@ def where_raised(exc: BaseException) -> str:
     return f"{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
 
 
+def drop_stub_group_options():
+    """MindSpeed hands HCCL options (from the torch_npu stand-in, so a mock) to ``new_group``; the fake
+    process group cannot take a mock. Group options tune communication and check nothing: drop them."""
+    from unittest import mock
+
+    import torch.distributed as dist
+
+    if getattr(dist.new_group, "_oracle", False):
+        return
+    original = dist.new_group
+
+    def new_group(*args, **kwargs):
+        if isinstance(kwargs.get("pg_options"), mock.Base):
+            kwargs["pg_options"] = None
+        return original(*args, **kwargs)
+
+    new_group._oracle = True
+    dist.new_group = new_group
+
+
+def upstream_warnings(caught) -> set[str]:
+    """Warnings issued by megatron's or MindSpeed's own code, as ``path-from-the-package-root:line: first line``."""
+    out = set()
+    for w in caught:
+        parts = str(w.filename).split("/")
+        for root in ("megatron", "mindspeed"):
+            if root in parts:
+                idx = len(parts) - 1 - parts[::-1].index(root)
+                out.add(f"{'/'.join(parts[idx:])}:{w.lineno}: {str(w.message).strip().splitlines()[0][:200]}")
+                break
+    return out
+
+
 def plain(value):
     """A config value as JSON: containers and scalars as they are, anything else as its repr."""
     if value is None or isinstance(value, (bool, int, float, str)):

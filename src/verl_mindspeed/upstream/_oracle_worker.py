@@ -49,11 +49,31 @@ import traceback
 import warnings
 
 try:  # imported as part of the verl_mindspeed package (the project's own process only imports it)
-    from ._oracle_harness import FEATURE_SWITCHES, FilteredSys, StageError, decode, first_line, plain, where_raised
+    from ._oracle_harness import (
+        FEATURE_SWITCHES,
+        FilteredSys,
+        StageError,
+        decode,
+        drop_stub_group_options,
+        first_line,
+        plain,
+        upstream_warnings,
+        where_raised,
+    )
     from ._oracle_patches import MindSpeedState
 except ImportError:  # run as a script in the oracle's Python, or loaded by path: the siblings by name
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _oracle_harness import FEATURE_SWITCHES, FilteredSys, StageError, decode, first_line, plain, where_raised
+    from _oracle_harness import (
+        FEATURE_SWITCHES,
+        FilteredSys,
+        StageError,
+        decode,
+        drop_stub_group_options,
+        first_line,
+        plain,
+        upstream_warnings,
+        where_raised,
+    )
     from _oracle_patches import MindSpeedState
 
 __all__ = ["FilteredSys", "Oracle", "main"]
@@ -61,26 +81,6 @@ __all__ = ["FilteredSys", "Oracle", "main"]
 
 class Oracle(MindSpeedState):
     """One MindSpeed release on real megatron-core: a case's steps run in order, one verdict per case."""
-
-    @staticmethod
-    def _drop_stub_group_options():
-        """MindSpeed hands HCCL options (from the torch_npu stand-in, so a mock) to ``new_group``; the fake
-        process group cannot take a mock. Group options tune communication and check nothing: drop them."""
-        from unittest import mock
-
-        import torch.distributed as dist
-
-        if getattr(dist.new_group, "_oracle", False):
-            return
-        original = dist.new_group
-
-        def new_group(*args, **kwargs):
-            if isinstance(kwargs.get("pg_options"), mock.Base):
-                kwargs["pg_options"] = None
-            return original(*args, **kwargs)
-
-        new_group._oracle = True
-        dist.new_group = new_group
 
     def _parallel(self, sizes):
         import torch.distributed as dist
@@ -90,7 +90,7 @@ class Oracle(MindSpeedState):
         tp, pp, cp = sizes.get("tp") or 1, sizes.get("pp") or 1, sizes.get("cp") or 1
         ep, etp = sizes.get("ep") or 1, sizes.get("etp") or tp
         world = math.lcm(tp * pp * cp, etp * ep * pp)
-        self._drop_stub_group_options()
+        drop_stub_group_options()
         dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
         extra = {}
         if "create_gloo_process_groups" in inspect.signature(parallel_state.initialize_model_parallel).parameters:
@@ -181,6 +181,7 @@ class Oracle(MindSpeedState):
         repatches = self.has_repatch and any(s["op"] == "repatch" for s in steps)
         self.reset(remove=not repatches)
         self.built = []
+        self.warned: set[str] = set()
         attrs: list = []
         stages = []
         try:
@@ -217,12 +218,17 @@ class Oracle(MindSpeedState):
             k: v for k, v in missing.items() if k not in unapplied}, stages=stages, attrs=attrs)
 
     def _run_stage(self, stage, role, fn, *args):
-        try:
-            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return fn(*args)
-        except Exception as exc:  # noqa: BLE001 - every upstream exception is a verdict
-            raise StageError(stage, exc, role) from exc
+        """``fn`` with upstream's output swallowed; the warnings megatron's and MindSpeed's own code issue (what a
+        user's log shows) are kept as ``file:line: text``."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    return fn(*args)
+            except Exception as exc:  # noqa: BLE001 - every upstream exception is a verdict
+                raise StageError(stage, exc, role) from exc
+            finally:
+                self.warned.update(upstream_warnings(caught))
 
     def _verdict(self, verdict, *, stage=None, role=None, exc=None, unapplied=None, bridge_unapplied=None,
                  stages=(), attrs=()):
@@ -232,6 +238,8 @@ class Oracle(MindSpeedState):
         if exc is not None:
             out.update(stage=stage, role=role, exc_type=type(exc).__name__, message=first_line(exc),
                        where=where_raised(exc))
+        if self.warned:
+            out["upstream_warnings"] = sorted(self.warned)[:20]
         if unapplied:
             out["unapplied"] = unapplied
         if bridge_unapplied:
