@@ -78,13 +78,18 @@ def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         return
     raises = release_at_least(ctx.release, (26, 0, 0)) and not ctx.release.startswith("core_r0.16")
     make = error if raises else warning
-    if role.built_size("tensor_model_parallel_size") == 1:
+    tp = role.built_size("tensor_model_parallel_size")
+    # what MC2 needs besides TP > 1, in the same fix line (its checks stop at the first): SP on, and then TP in
+    # the dict, where MC2's patch reads it once SP is on
+    sp_lines = [] if role.sequence_parallel is not False else [role.set_line("sequence_parallel", True)] + (
+        [] if role.in_ns("tensor_model_parallel_size") else [role.set_line("tensor_model_parallel_size", max(tp, 2))])
+    if tp == 1:
         yield make(role.mkey("tensor_model_parallel_size"),
-                   tr("use_ascend_mc2=True requires tensor_model_parallel_size > 1"),
-                   "mc2-requires-sp-tp", override=size_fix(role, ctx, "tensor_model_parallel_size", 2))
-    elif role.sequence_parallel is False:
+                   tr("use_ascend_mc2=True requires tensor_model_parallel_size > 1"), "mc2-requires-sp-tp",
+                   override=" ".join([size_fix(role, ctx, "tensor_model_parallel_size", 2), *sp_lines]))
+    elif sp_lines:
         yield make(role.key("sequence_parallel"), tr("use_ascend_mc2=True requires sequence_parallel=True"),
-                   "mc2-requires-sp-tp", override=role.set_line("sequence_parallel", True))
+                   "mc2-requires-sp-tp", override=" ".join(sp_lines))
 
 
 @rule("mc2-conflicts", cites="mindspeed/features_manager/tensor_parallel/mc2.py; moe/moe_alltoall_overlap.py; "
