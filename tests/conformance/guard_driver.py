@@ -142,13 +142,13 @@ def guard(oracle, scenarios):
 
     from verl_mindspeed.integrations import guard as g
 
-    oracle._drop_stub_group_options()
-    _gloo_on_fake()
     info = {"enabled": g.enabled(), "installed": g.installed(), "repatch_wrapped": g.is_wrapped(ti.repatch),
             "mesh_wrapped": g.is_wrapped(ti.MegatronEngineWithLMHead._init_device_mesh)}
     out = []
     for sc in scenarios:
-        oracle.reset(remove=True)
+        oracle.reset(remove=True)  # which also puts back torch.distributed.new_group: the shims go on again
+        sys.modules["_oracle_worker"].drop_stub_group_options()  # the harness loaded by name (setup)
+        _gloo_on_fake()
         g.reset()
         dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=8)
         result = {"name": sc["name"], "stopped": None, "built": []}
