@@ -49,32 +49,16 @@ import traceback
 import warnings
 
 try:  # imported as part of the verl_mindspeed package (the project's own process only imports it)
-    from ._oracle_harness import (
-        FEATURE_SWITCHES,
-        FilteredSys,
-        StageError,
-        decode,
-        drop_stub_group_options,
-        first_line,
-        plain,
-        upstream_warnings,
-        where_raised,
-    )
+    from . import _oracle_harness as harness
     from ._oracle_patches import MindSpeedState
 except ImportError:  # run as a script in the oracle's Python, or loaded by path: the siblings by name
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _oracle_harness import (
-        FEATURE_SWITCHES,
-        FilteredSys,
-        StageError,
-        decode,
-        drop_stub_group_options,
-        first_line,
-        plain,
-        upstream_warnings,
-        where_raised,
-    )
+    import _oracle_harness as harness
     from _oracle_patches import MindSpeedState
+
+FEATURE_SWITCHES, FilteredSys, StageError = harness.FEATURE_SWITCHES, harness.FilteredSys, harness.StageError
+decode, drop_stub_group_options, first_line = harness.decode, harness.drop_stub_group_options, harness.first_line
+plain, upstream_warnings, where_raised = harness.plain, harness.upstream_warnings, harness.where_raised
 
 __all__ = ["FilteredSys", "Oracle", "main"]
 
