@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_suggest import TUNED
@@ -193,3 +194,44 @@ def test_the_fixes_of_one_report_agree_when_pasted_together(base_cfg):
     fixed = paste_all(argv, first.errors)
     assert "critic.megatron.tensor_model_parallel_size=2" in " ".join(fixed)
     assert not evaluate(fixed, model_config=model).errors
+
+
+A_SP = f"++{O}.sequence_parallel=True"
+INTERACTING = {
+    # SP at TP=1 where PP x CP already take the 8 devices: raising TP would not divide them; SP goes off
+    "sp-without-room-for-tp": ("Qwen3-0.6B", [f"{M}.pipeline_model_parallel_size=2", f"{M}.context_parallel_size=4",
+                                              A_SP]),
+    # the fix that moves PP to 1 takes VPP and the uneven first stage with it
+    "pp-to-1-takes-vpp": ("Qwen3-0.6B", [f"{M}.tensor_model_parallel_size=2", f"{M}.pipeline_model_parallel_size=2",
+                                         f"{M}.context_parallel_size=4", f"{M}.virtual_pipeline_model_parallel_size=1",
+                                         f"++{O}.num_layers_in_first_pipeline_stage=4"]),
+    # MC2 at TP=1 where PP x CP take the devices: MC2 goes off rather than a TP the devices refuse
+    "mc2-without-room-for-tp": ("Qwen3-8B", [f"{M}.pipeline_model_parallel_size=2", f"{M}.context_parallel_size=4",
+                                             f"++{O}.use_ascend_mc2=True"]),
+    # EP on a dense model with TP and no SP: both errors propose EP=1 (SP on would meet TP fixed elsewhere)
+    "dense-ep-with-tp": ("Qwen3-0.6B", [f"{M}.expert_model_parallel_size=2", f"++{O}.tensor_model_parallel_size=4",
+                                        f"++{O}.sequence_parallel=False"]),
+    # the alltoall overlap with moe_tp_extend_ep on megatron-core 0.12, where verl's variable_seq_lengths rules
+    # alltoall_seq out: moe_tp_extend_ep goes off instead of a dispatcher the next check refuses
+    "overlap-tp-extend-on-0.12": ("DeepSeek-V3", [f"{M}.expert_model_parallel_size=4",
+                                                  f"++{O}.moe_tp_extend_ep=True",
+                                                  f"++{O}.moe_alltoall_overlap_comm=True"]),
+    # roles aligned on the actor's VPP where the actor has no pipeline: VPP goes for every role
+    "vpp-aligned-without-pp": ("Qwen3-0.6B", ["algorithm.adv_estimator=gae",
+                                              f"{M}.virtual_pipeline_model_parallel_size=1"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INTERACTING))
+def test_interacting_fixes_reach_no_error_in_one_round(base_cfg, case):
+    """Launches whose fixes used to undo each other (found by the fix-point run over the generated space): each
+    fix line now takes the others' effect into account, so pasting every fix once leaves no error."""
+    model, lines = INTERACTING[case]
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", "trainer.n_gpus_per_node=8",
+            "actor_rollout_ref.actor.use_kl_loss=True", *lines]
+    kw = {"model_config": str(FIXTURES / "models" / model), "release": "26.1.0_core_r0.12.1"}
+    first = evaluate(argv, **kw)
+    assert first.errors and all(i.override for i in first.errors), [(i.rule, i.override) for i in first.errors]
+    fixed = paste_all(argv, first.errors)
+    left = evaluate(fixed, **kw).errors
+    assert not left, (fixed, [(i.rule, i.key, str(i.message)) for i in left])

@@ -61,14 +61,23 @@ def size_fix(role: Build, ctx: Context, name: str, value: Any) -> str:
 
     Every role built with the same engine size moves too (the first role built owns the process groups, and
     the others must agree), and each dict that carries the key is set alike (verl copies the dict over the
-    engine's sizes on the model config). A dict inherited from the actor follows the actor's.
+    engine's sizes on the model config). A dict inherited from the actor follows the actor's. A pipeline size
+    of 1 takes with it what only a pipeline has (VPP, uneven first/last stages).
     """
     builds = ctx.builds or {role.name: role}
     same = [b for b in builds.values() if b.megatron.get(name) == role.megatron.get(name)] or [role]
     lines = [b.mset_line(name, value) for b in same if b.megatron.get(name) != value]
     lines += [b.set_line(name, value) for b in same if b.given.get(name) not in (None, value)
               and not (b.inherits_actor and "actor" in builds)]
+    if name == "pipeline_model_parallel_size" and value == 1:  # what only a pipeline has goes with it
+        lines += [b.mset_line(_VPP, None) for b in same if b.megatron.get(_VPP) is not None]
+        lines += [b.set_line(k, None) for b in same for k in _STAGES if b.given.get(k) is not None
+                  and not (b.inherits_actor and "actor" in builds)]
     return " ".join(dict.fromkeys(lines))
+
+
+_VPP = "virtual_pipeline_model_parallel_size"
+_STAGES = ("num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage")
 
 
 def release_at_least(release: str, version: tuple[int, int, int]) -> bool:

@@ -64,11 +64,17 @@ def ep_ok(role: RoleView, ctx: Context, ep: int) -> bool:
 _CHECKS = {TP: tp_ok, PP: pp_ok, CP: cp_ok, EP: ep_ok}
 
 
-def fix_size(role: RoleView, ctx: Context, name: str, also: Callable[[int], bool] = lambda n: True) -> Optional[str]:
-    """The lines that move ``name`` to its nearest valid value for every role sharing it, or None; ``also`` is a
-    further condition of the rule that asks."""
+def nearest_size(role: RoleView, ctx: Context, name: str,
+                 also: Callable[[int], bool] = lambda n: True) -> Optional[int]:
+    """The valid value of ``name`` nearest the role's, or None; ``also`` is a further condition of the rule that
+    asks."""
     ok = _CHECKS[name]
-    value = _nearest(role.size(name), lambda n: ok(role, ctx, n) and also(n), ctx.world_size or _LIMIT)
+    return _nearest(role.size(name), lambda n: ok(role, ctx, n) and also(n), ctx.world_size or _LIMIT)
+
+
+def fix_size(role: RoleView, ctx: Context, name: str, also: Callable[[int], bool] = lambda n: True) -> Optional[str]:
+    """The lines that move ``name`` to its nearest valid value for every role sharing it, or None."""
+    value = nearest_size(role, ctx, name, also)
     return size_fix(role, ctx, name, value) if value is not None else None
 
 

@@ -160,7 +160,10 @@ def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if dispatcher == "alltoall" and role.on("moe_tp_extend_ep"):
         yield error(role.key("moe_tp_extend_ep"), tr(
             "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall and moe_tp_extend_ep=True cannot "
-            "be combined (use alltoall_seq)"), key, override=role.set_line("moe_token_dispatcher_type", "alltoall_seq"))
+            "be combined (use alltoall_seq)"), key, override=role.set_line("moe_tp_extend_ep", False)
+            if _seq_refused(role, ctx) else role.set_line("moe_token_dispatcher_type", "alltoall_seq"),
+            hint=tr("verl's variable_seq_lengths=True rules alltoall_seq out on this megatron-core: the fix turns "
+                    "moe_tp_extend_ep off") if _seq_refused(role, ctx) else "")
     if dispatcher == "alltoall_seq":
         if not role.on("moe_permutation_async_comm"):
             yield error(role.key("moe_permutation_async_comm"), tr(
@@ -171,6 +174,12 @@ def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
                 "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall_seq and "
                 "tensor_model_parallel_size > 1 requires moe_tp_extend_ep=True"), key,
                 override=role.set_line("moe_tp_extend_ep", True))
+
+
+def _seq_refused(role: RoleView, ctx: Context) -> bool:
+    """Whether moe-dispatcher-variable-seq refuses alltoall_seq for this role (megatron-core 0.12, experts)."""
+    return ctx.core < (0, 16) and role.built.get("variable_seq_lengths", True) is True and (
+        role.built.get("num_moe_experts") is not None or ctx.model is None)
 
 
 @rule("moe-dispatcher-variable-seq", cites="megatron/core/transformer/transformer_config.py __post_init__ "

@@ -10,7 +10,7 @@ from ..i18n import tr
 from ..model._constraints import experts_split, groups_split, heads_split
 from ..model.spec import ModelSpec
 from ._base import Context, RoleView, _int, error, fmt, rule, size_fix, warning
-from ._sizes import fix_world
+from ._sizes import fix_world, nearest_size
 
 _MCORE_MPC = "megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__"
 _MCORE_TC = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
@@ -25,8 +25,17 @@ def sp_requires_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
             tr("sequence_parallel=True requires tensor_model_parallel_size > 1 (got 1)"),
             "sp-requires-tp", hint=tr("megatron raises 'Can not use sequence parallelism without tensor "
                                       "parallelism'; raise TP or drop the key"),
-            override=role.mset_line("tensor_model_parallel_size", 2),
+            override=_sp_fix(role, ctx),
         )
+
+
+def _sp_fix(role: RoleView, ctx: Context) -> str:
+    """The engine's TP where only the dict made it 1; else the nearest TP every rule accepts (devices, heads);
+    else, where the layout leaves no room for TP, SP off."""
+    tp = role.tp if role.tp > 1 else nearest_size(role, ctx, "tensor_model_parallel_size")
+    if tp is None:
+        return role.set_line("sequence_parallel", False)
+    return size_fix(role, ctx, "tensor_model_parallel_size", tp)
 
 
 @rule("ep-tp-requires-sp", cites=_MCORE_MPC,
@@ -39,8 +48,9 @@ def ep_tp_requires_sp(role: RoleView, ctx: Context) -> Iterable[Issue]:
             role.key("sequence_parallel"),
             tr("expert_model_parallel_size={ep} with tensor_model_parallel_size={tp} requires sequence_parallel=True",
                ep=role.ep, tp=role.tp),
-            "ep-tp-requires-sp", override=role.set_line("sequence_parallel", True),
-        )
+            "ep-tp-requires-sp", override=size_fix(role, ctx, "expert_model_parallel_size", 1)
+            if ctx.model is not None and not ctx.model.is_moe else role.set_line("sequence_parallel", True),
+        )  # on a dense model EP > 1 is the mistake (model-experts-ep proposes the same)
 
 
 #: The engine's parallel sizes a dict may repeat: verl copies the dict over them on the model's config, while the

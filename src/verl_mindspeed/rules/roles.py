@@ -22,6 +22,13 @@ def _differences(view: RoleView, owner: RoleView) -> list[str]:
     return [k for k in eras.PARALLEL_SIZES if view.megatron.get(k) != owner.megatron.get(k)]
 
 
+def _aligned(target: RoleView, name: str):
+    """The size every role takes from ``target``: its own, but no VPP without a pipeline (vpp-requires-pp)."""
+    if name == "virtual_pipeline_model_parallel_size" and target.pp == 1:
+        return None
+    return target.megatron.get(name)
+
+
 @rule("role-sizes-agree", scope="run", holds_for="verl 0.6.0 and later",
       cites="verl 0.9.1 verl/workers/engine/megatron/transformer_impl.py _init_device_mesh (returns early when "
             "the parallel state exists); verl 0.7.1 verl/workers/megatron_workers.py CriticWorker.__init__")
@@ -43,8 +50,8 @@ def role_sizes_agree(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue
         shown = ", ".join(f"{_SIZE_NAMES[k]} {fmt(view.megatron.get(k))} vs {fmt(owner.megatron.get(k))}" for k in diff)
         # align every role on the actor's layout: the layout the run was planned for
         target = actor if name != "actor" else view
-        fixes = [f"++{roles[r].mkey(k)}={fmt(target.megatron.get(k))}" for r in spec.builds(list(roles))
-                 for k in diff if r != "actor" and roles[r].megatron.get(k) != target.megatron.get(k)]
+        fixes = [f"++{roles[r].mkey(k)}={fmt(_aligned(target, k))}" for r in spec.builds(list(roles)) for k in diff
+                 if (r != "actor" or _aligned(target, k) is None) and roles[r].megatron.get(k) != _aligned(target, k)]
         if spec.owner == "first":
             yield error(view.mkey(diff[0]), tr(
                 "{role} would run with the parallel sizes of {owner} ({sizes}): in {era} the {owner} is built first "
