@@ -62,7 +62,7 @@ CASES = [
             "error", f"{OTC}.num_layers_in_first_pipeline_stage",
             "num_layers_in_first_pipeline_stage=7 and num_layers_in_last_pipeline_stage=5 with "
             "pipeline_model_parallel_size=4 require the remaining 15 of 27 layers to split evenly over "
-            "2 middle stages, at least one layer each")], id="pp-middle"),
+            "the 2 other stages, at least one layer each")], id="pp-middle"),
     pytest.param(mr.layers_split_over_pp, role({"noop_layers": "0,29", "num_layers": 30},
                                                pipeline_model_parallel_size=3), QWEN3_06B, [], id="pp-noop-ok"),
     pytest.param(mr.vpp_divides_stage_layers, role(pipeline_model_parallel_size=2,

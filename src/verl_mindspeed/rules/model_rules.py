@@ -109,9 +109,9 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         role.given.get(k) is not None)
     yield error(role.key(_FIRST if first is not None else _LAST), trn(
         "{given} with pipeline_model_parallel_size={pp} require the remaining {middle} of {total} layers to fill "
-        "the {stages} middle stage, at least one layer",
+        "the {stages} other stage, at least one layer",
         "{given} with pipeline_model_parallel_size={pp} require the remaining {middle} of {total} layers to split "
-        "evenly over {stages} middle stages, at least one layer each", middle_stages, given=given, pp=pp,
+        "evenly over the {stages} other stages, at least one layer each", middle_stages, given=given, pp=pp,
         middle=total - (first or 0) - (last or 0), total=total, stages=middle_stages), "model-layers-pp",
         override=fix or None)
 
