@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import full_stack
+from helpers import MICRO, full_stack
 
 
 def pytest_collection_modifyitems(config, items):
@@ -48,7 +48,7 @@ def base_cfg():
     from verl_mindspeed.compose import compose_argv
 
     comp = compose_argv(["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo",
-                         "actor_rollout_ref.actor.use_kl_loss=True"])
+                         "actor_rollout_ref.actor.use_kl_loss=True", *MICRO])
     return comp
 
 

@@ -16,6 +16,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+#: The micro batch sizes a real verl launch sets: without dynamic batching verl's driver requires one per pass
+#: (rule verl-micro-batch). 1 leaves the memory model's default micro-batch as it is.
+MICRO = ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+         "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
+         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1", "critic.ppo_micro_batch_size_per_gpu=1"]
 
 
 def full_stack() -> bool:

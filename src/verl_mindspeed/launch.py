@@ -84,6 +84,7 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
     try:
         res = resolve(cfg, strict=strict, release=release, model=model, era=era, injected=injected,
                       device_memory_gib=device_memory_gib,
+                      driver_validates=tree.entry.validates if tree and tree.entry else True,
                       known_megatron_keys=tree.known_megatron_keys if tree else None,
                       otc_defaults=tree.otc_defaults if tree else None)
     except OmegaConfBaseException as exc:  # a value the checks need does not resolve: that is the error to report

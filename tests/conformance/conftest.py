@@ -70,7 +70,9 @@ def verl_base(upstream):
         import verl  # noqa: F401
     except Exception as exc:  # noqa: BLE001
         unavailable(f"verl is not importable: {exc!r}")
-    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
+    from differential import MICRO
+
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO]
     return compose_argv(argv), argv
 
 

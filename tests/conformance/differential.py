@@ -233,7 +233,7 @@ class Judge:
         """Judge only the first this many generated configurations (and every launch file) as --upstream would."""
         self.pool = pool
         self.releases = list(releases or sources.RELEASES)
-        self.base_argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
+        self.base_argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO]
         self.base = compose_argv(self.base_argv)
         self.bases = {(None, None): self.base}
         self.compose_argv = compose_argv
@@ -280,7 +280,7 @@ class Judge:
             injected = self.injected or cfg.preset is not None  # a preset installs the injecting callback
             given = self._inject(composed, argv, tree, model_dir) if injected else composed
             t = time.perf_counter()
-            up = verl_side.upstream_of(given, model_dir, tree.otc_defaults)
+            up = verl_side.upstream_of(given, model_dir, tree.otc_defaults, validates=_validates(tree))
             self.timings["verl_side"] += time.perf_counter() - t
             t = time.perf_counter()
             project = {}
@@ -385,11 +385,23 @@ def render(counts: dict[str, dict[str, int]]) -> str:
     return "\n".join(lines)
 
 
+#: The micro batch sizes every real launch sets (verl's driver requires them without dynamic batching).
+MICRO = ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+         "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
+         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1", "critic.ppo_micro_batch_size_per_gpu=1"]
+
+
 def base_of(cfg: Config) -> list[str]:
-    """The launch line a generated configuration's settings go on: its entry's Megatron config, its preset."""
+    """The launch line a generated configuration's settings go on: its entry's Megatron config, the micro batch
+    sizes a real launch sets, its preset."""
     name = ENTRIES.get(cfg.entry or "", "ppo_megatron_trainer")
-    return [f"--config-name={name}", "algorithm.adv_estimator=grpo", *([f"+mindspeed={cfg.preset}"] if cfg.preset
-                                                                       else [])]
+    return [f"--config-name={name}", "algorithm.adv_estimator=grpo", *MICRO,
+            *([f"+mindspeed={cfg.preset}"] if cfg.preset else [])]
+
+
+def _validates(tree) -> bool:
+    """Whether the launch's entry runs verl's validate_config (read from the entry module, as check does)."""
+    return tree is None or tree.entry is None or tree.entry.validates
 
 
 def repro(row: Row) -> dict:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import os
 
+import differential
 import pytest
 
 from conftest import _RAN
 
 CASES = int(os.environ.get("VERL_MINDSPEED_FIXPOINT_CASES", "150"))
 RELEASE = "26.1.0_core_r0.12.1"
-BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *differential.MICRO]
 
 
 def _argv(cfg) -> list[str]:
@@ -87,7 +88,8 @@ def test_fixed_launches_pass_the_oracle(outcomes, verl_base, oracle):
         if outcome.status != "fixed":
             continue
         fixed = compose_argv(outcome.argv, entry=cfg.entry)
-        up = verl_side.upstream_of(fixed.cfg, model_dir, fixed.tree.otc_defaults)
+        up = verl_side.upstream_of(fixed.cfg, model_dir, fixed.tree.otc_defaults,
+                                   validates=fixed.tree.entry is None or fixed.tree.entry.validates)
         if up.verl_error is not None:
             refused.append((cfg.name, outcome, up.verl_error))
         else:

@@ -301,6 +301,28 @@ def engine_checks(engine_config, model_dir: Optional[str]) -> Optional[dict]:
     return None
 
 
+def driver_checks(cfg) -> Optional[dict]:
+    """Run verl's real ``validate_config`` on a resolved config, as ``main_ppo``'s driver does first: ``None``
+    when it passes, else the exception's type and first line.
+
+    The one stand-in: ``HFModelConfig`` does not load the model (the critic's config loads its ``config.json`` and
+    tokenizer from the model path, which exists on the user's machine, not here); every check runs as written."""
+    from unittest import mock
+
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+    from verl.workers.config.model import HFModelConfig
+
+    try:
+        with contextlib.redirect_stderr(None), _quiet(), \
+                mock.patch.object(HFModelConfig, "__post_init__", lambda self: None):
+            validate_config(cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
+    except Exception as exc:  # noqa: BLE001 - verl's own refusal is the verdict
+        text = str(exc).strip()
+        return {"exc_type": type(exc).__name__, "message": text.splitlines()[0][:300] if text else ""}
+    return None
+
+
 def parallel_sizes(e) -> dict:
     return {"tp": e.tensor_model_parallel_size, "pp": e.pipeline_model_parallel_size,
             "vpp": e.virtual_pipeline_model_parallel_size, "cp": e.context_parallel_size,
@@ -309,11 +331,12 @@ def parallel_sizes(e) -> dict:
 
 # --------------------------------------------------------------------------- one launch
 
-def upstream_of(cfg, model_dir: Optional[str], default_dict: dict) -> Upstream:
+def upstream_of(cfg, model_dir: Optional[str], default_dict: dict, validates: bool = True) -> Upstream:
     """The oracle's case for a composed config (the caller's copy is not modified).
 
     ``default_dict`` is the tree's own ``override_transformer_config`` defaults: keys the user set are
-    the others, and those are the switches whose silent non-application is a warning.
+    the others, and those are the switches whose silent non-application is a warning. ``validates``: the entry
+    runs verl's ``validate_config`` in its driver first (``main_ppo`` does; the fully-async entry does not).
     """
     from omegaconf import OmegaConf
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
@@ -329,6 +352,11 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict) -> Upstream:
     except Exception as exc:  # noqa: BLE001
         out.verl_error = {"stage": "verl-config", "exc_type": type(exc).__name__, "message": str(exc)[:300]}
         return out
+    if validates:
+        failure = driver_checks(cfg)
+        if failure is not None:  # verl's driver stops before any worker starts
+            out.verl_error = {"stage": "verl-driver", **failure}
+            return out
     first = True
     switches: set[str] = set()
     for role in roles:

@@ -8,13 +8,13 @@ import json
 import pytest
 from pytest import param
 
-from helpers import FIXTURES, ROOT
+from helpers import FIXTURES, MICRO, ROOT
 from verl_mindspeed import __version__
 from verl_mindspeed.cli import main
 
 O = "actor_rollout_ref.actor.megatron.override_transformer_config."
 M = "actor_rollout_ref.actor.megatron."
-BASE = ["--config-path=config", "--config-name=ppo_megatron_trainer.yaml"]
+BASE = ["--config-path=config", "--config-name=ppo_megatron_trainer.yaml", *MICRO]
 TYPO = f"+{O}use_flash_atn=True"
 FAR = f"+{O}completely_unrelated_thing=1"
 EXAMPLE = ROOT / "examples" / "qwen3_8b_dense_grpo.args"
@@ -29,7 +29,7 @@ def run(capsys, *argv):
 
 @pytest.mark.parametrize("where", ["first", "last", "middle"])
 def test_json_anywhere(base_cfg, capsys, where):
-    argv = {"first": ["--json", *BASE], "last": [*BASE, "--json"], "middle": [BASE[0], "--json", BASE[1]]}[where]
+    argv = {"first": ["--json", *BASE], "last": [*BASE, "--json"], "middle": [BASE[0], "--json", *BASE[1:]]}[where]
     code, out, _ = run(capsys, "check", *argv)
     assert code == 0 and json.loads(out)["ok"] is True
 

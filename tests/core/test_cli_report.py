@@ -3,11 +3,11 @@ command, and check-files naming what it skipped."""
 
 from __future__ import annotations
 
-from helpers import ROOT
+from helpers import MICRO, ROOT
 from verl_mindspeed.cli import main
 
 O = "actor_rollout_ref.actor.megatron.override_transformer_config."
-BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO]
 SCRIPT = ROOT / "tests" / "fixtures" / "scripts" / "one_step_off_mindspeed_npu.sh"
 
 

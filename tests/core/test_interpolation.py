@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from helpers import MICRO
 from verl_mindspeed.cli import main
 
-BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo"]
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO]
 TP = "actor_rollout_ref.actor.megatron.tensor_model_parallel_size"
 
 

@@ -26,6 +26,7 @@ MLA_MOE_MODEL = load_model_spec(FIXTURES / "Moonlight-16B-A3B-Instruct")[0]  # D
 MOE_MODEL = load_model_spec(FIXTURES / "Qwen3-30B-A3B")[0]
 
 # (rule id, failing settings, severity, key, exact message, passing settings, options)
+AC, RO = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout."
 CASES = [
     ("sp-requires-tp", {O + "sequence_parallel": True}, "error", O + "sequence_parallel",
      "sequence_parallel=True requires tensor_model_parallel_size > 1 (got 1)",
@@ -63,6 +64,14 @@ CASES = [
     ("verl-engine-mbridge", {M + "use_mbridge": False}, "error", M + "use_mbridge",
      "use_mbridge=False cannot run on verl 0.8.0 and later: verl's Megatron engine asserts 'use_mbridge must be "
      "True' when each worker starts", {M + "use_mbridge": False}, {"pass_opts": {"era": "legacy"}}),
+    ("verl-micro-batch", {AC + "ppo_micro_batch_size_per_gpu": None}, "error", AC + "ppo_micro_batch_size_per_gpu",
+     f"{AC}ppo_micro_batch_size_per_gpu is not set: without dynamic batching ({AC}use_dynamic_bsz=False) verl's "
+     "driver requires a micro batch size and stops in validate_config, before any worker starts",
+     {AC + "ppo_micro_batch_size_per_gpu": None, AC + "use_dynamic_bsz": True}, {}),
+    ("verl-micro-batch", {RO + "log_prob_micro_batch_size": 8}, "error", RO + "log_prob_micro_batch_size",
+     f"{RO}log_prob_micro_batch_size and {RO}log_prob_micro_batch_size_per_gpu are both set: verl's driver accepts "
+     f"only {RO}log_prob_micro_batch_size_per_gpu (the former is deprecated)",
+     {RO + "log_prob_micro_batch_size": 8, RO + "log_prob_micro_batch_size_per_gpu": None}, {}),
     ("moe-alltoall-mc2", {O + "moe_alltoall_mc2": True, M + "tensor_model_parallel_size": 2,
                           M + "expert_model_parallel_size": 2}, "error", M + "expert_tensor_parallel_size",
      "moe_alltoall_mc2=True with moe_token_dispatcher_type=alltoall requires expert_tensor_parallel_size=1 (got 2, "

@@ -8,6 +8,7 @@ import pytest
 from _preset_cases import CASES, ROOT, after_preset, corpus_argv, launch, require
 from omegaconf import OmegaConf
 
+from helpers import MICRO
 from verl_mindspeed import presets
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
 from verl_mindspeed.compose import compose_argv
@@ -17,7 +18,8 @@ from verl_mindspeed.resolver import resolve
 A, R = ROLE_PREFIXES["actor"], ROLE_PREFIXES["ref"]
 PRESETS = sorted(CASES)
 BASE = ["--config-name=ppo_megatron_trainer", "actor_rollout_ref.actor.use_kl_loss=True",
-        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2", "critic.megatron.tensor_model_parallel_size=2"]
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2", "critic.megatron.tensor_model_parallel_size=2",
+        *MICRO]
 
 
 @pytest.fixture(autouse=True)
@@ -126,7 +128,7 @@ def test_a_typo_in_the_preset_name_fails_loudly(typo, near):
 
 
 def test_mc2_needs_tensor_parallelism():
-    res = evaluate(["--config-name=ppo_megatron_trainer", "+mindspeed=mc2"])
+    res = evaluate(["--config-name=ppo_megatron_trainer", "+mindspeed=mc2", *MICRO])
     assert {i.key.rsplit(".", 1)[-1] for i in res.errors} == {"tensor_model_parallel_size", "sequence_parallel"}
 
 

@@ -29,6 +29,9 @@ class Entry:
     """The entry's own ``config_path``, resolved against the module's folder."""
     config_name: Optional[str]
     """The entry's own ``config_name`` (what composes without ``--config-name``)."""
+    validates: bool = True
+    """Whether the entry calls verl's ``validate_config`` in its driver (``main_ppo`` does, the fully-async
+    entry does not)."""
 
 
 def module_file(root: Path, module: str) -> Optional[Path]:
@@ -53,7 +56,8 @@ def read_entry(root: Path, module: str, version: str) -> Entry:
     if found is None:
         raise EvaluationError(tr("{module} ({path}) declares no @hydra.main entry", module=module, path=path))
     config_path, config_name = found
-    return Entry(module, path, resolve_config_path(root, path.parent, config_path), config_name)
+    return Entry(module, path, resolve_config_path(root, path.parent, config_path), config_name,
+                 validates=_calls(path, "validate_config"))
 
 
 def resolve_config_path(root: Path, module_dir: Path, config_path: Optional[str]) -> Path:
@@ -95,6 +99,16 @@ def _hydra_main(path: Path) -> Optional[tuple[Optional[str], Optional[str]]]:
             if isinstance(deco, ast.Call) and _is_hydra_main(deco.func):
                 return _main_args(deco)
     return None
+
+
+def _calls(path: Path, name: str) -> bool:
+    """Whether the module at ``path`` calls a function named ``name``."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return True
+    return any(isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) == name
+               for n in ast.walk(tree))
 
 
 def _is_hydra_main(func: ast.expr) -> bool:

@@ -113,6 +113,7 @@ def resolve(
     era: Union[str, eras.Era, None] = None,
     injected: bool,
     device_memory_gib: float = 64.0,
+    driver_validates: bool = True,
 ) -> Resolution:
     """Validate every MindSpeed option of a composed verl config, the way ``era`` builds it.
 
@@ -121,7 +122,7 @@ def resolve(
     verl's engine config accepts under ``<role>.megatron``; ``era`` an era id or :class:`~eras.Era`
     (default: verl 0.8+ engines); ``injected`` (required, as the CLI decides it from the launch) whether
     verl-mindspeed writes the dicts: True through a preset, the callback or the launcher, False for a plain
-    verl launch.
+    verl launch; ``driver_validates`` whether the entry runs verl's ``validate_config`` (``main_ppo`` does).
     """
     release = release or universe.DEFAULT_RELEASE
     spec = _era(cfg, era)
@@ -161,7 +162,8 @@ def resolve(
         sim = simulate(inputs, spec, model=model, has_repatch=has_repatch, given=given)
     views = dict(sim.builds)
     ctx = Context(world_size=world_size(cfg), release=release, model=model, config=cfg, era=spec,
-                  injected=injected, device_memory_gib=device_memory_gib, builds=sim.builds)
+                  injected=injected, device_memory_gib=device_memory_gib, builds=sim.builds,
+                  driver_validates=driver_validates)
     for rule in RULES:
         if rule.mindspeed and not has_repatch and rule.id != "no-repatch":
             continue  # MindSpeed never sees the dict: its checks cannot fire

@@ -44,6 +44,8 @@ class Context:
     """The :class:`verl_mindspeed.eras.Era` of the verl tree being checked."""
     device_memory_gib: float = 64.0
     """Memory of one device, for the peak estimate (64: the Atlas 800T A2)."""
+    driver_validates: bool = True
+    """Whether the launch's entry runs verl's ``validate_config`` in its driver (``main_ppo`` does)."""
     injected: bool = False
     """Whether the launch runs through verl-mindspeed (preset, callback or launcher), which injects
     the companions MindSpeed needs; a plain verl launch gets only what verl itself adds."""

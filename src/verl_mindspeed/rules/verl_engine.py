@@ -63,3 +63,40 @@ def batch_divisibility(roles: dict[str, RoleView], ctx: Context) -> Iterable[Iss
             "actor_rollout_ref.actor.ppo_mini_batch_size x actor_rollout_ref.rollout.n = {mini} x {n} = {total} "
             "requires a multiple of the actor's data-parallel size {dp}", mini=mini, n=n, total=mini * n, dp=dp),
             "batch-divisibility", hint=sizes)
+
+
+_VERL_MICRO = ("verl 0.9.1 verl/utils/config.py validate_config (minimal_bsz = dp x "
+               "ppo_micro_batch_size_per_gpu; check_mutually_exclusive); verl/workers/config/critic.py "
+               "CriticConfig.__post_init__; verl 0.4.1 to 0.9.0 check the actor the same way")
+#: The micro batch sizes verl's driver requires without dynamic batching, per role: (section, old key, per-GPU key).
+_MICRO = {"actor": ("actor_rollout_ref.actor", "ppo_micro_batch_size", "ppo_micro_batch_size_per_gpu"),
+          "rollout": ("actor_rollout_ref.rollout", "log_prob_micro_batch_size", "log_prob_micro_batch_size_per_gpu"),
+          "ref": ("actor_rollout_ref.ref", "log_prob_micro_batch_size", "log_prob_micro_batch_size_per_gpu"),
+          "critic": ("critic", "ppo_micro_batch_size", "ppo_micro_batch_size_per_gpu")}
+
+
+@rule("verl-micro-batch", cites=_VERL_MICRO, holds_for="verl 0.4.1 and later", scope="run")
+def micro_batch_sizes(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
+    """verl's driver (``validate_config``, the first thing ``main_ppo`` runs) requires one micro batch size per pass
+    without dynamic batching: none is a ValueError (the actor's, in 0.9.1, a TypeError), both is a ValueError."""
+    cfg = ctx.config
+    if cfg is None or "actor" not in roles or not ctx.driver_validates:
+        return  # the fully-async entry never calls validate_config
+    for part, (section, old, per_gpu) in _MICRO.items():
+        if part in ("ref", "critic") and part not in roles:
+            continue
+        dynamic = ("critic" if part == "critic" else "actor_rollout_ref.actor") + ".use_dynamic_bsz"
+        if _select(cfg, dynamic) is True:
+            continue
+        old_key, new_key = ".".join((section, old)), ".".join((section, per_gpu))
+        given = [k for k in (old_key, new_key) if _select(cfg, k) is not None]
+        if not given:
+            yield error(new_key, tr(
+                "{key} is not set: without dynamic batching ({dynamic}=False) verl's driver requires a micro batch "
+                "size and stops in validate_config, before any worker starts", key=new_key, dynamic=dynamic),
+                "verl-micro-batch", override=new_key + "=1",
+                hint=tr("1 always divides the batch; a larger value is faster where the memory allows"))
+        elif len(given) == 2:
+            yield error(old_key, tr(
+                "{old} and {new} are both set: verl's driver accepts only {new} (the former is deprecated)",
+                old=old_key, new=new_key), "verl-micro-batch", override=old_key + "=null")
