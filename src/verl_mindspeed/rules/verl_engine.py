@@ -95,7 +95,7 @@ def micro_batch_sizes(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issu
                 "{key} is not set: without dynamic batching ({dynamic}=False) verl's driver requires a micro batch "
                 "size and stops in validate_config, before any worker starts", key=new_key, dynamic=dynamic),
                 "verl-micro-batch", override=new_key + "=1",
-                hint=tr("1 always divides the batch; a larger value is faster where the memory allows"))
+                hint=tr("1 is the smallest size; a larger value is faster where the memory allows"))
         elif len(given) == 2:
             yield error(old_key, tr(
                 "{old} and {new} are both set: verl's driver accepts only {new} (the former is deprecated)",
