@@ -52,12 +52,13 @@ def read_entry(root: Path, module: str, version: str) -> Entry:
             if module.startswith("recipe.") else ""
         raise EvaluationError(tr("entry module {module} is not part of verl {version}{hint}; Megatron entries there: "
                                  "{known}", module=module, version=version, hint=hint, known=known))
-    found = _hydra_main(path)
+    tree = _parse(path)
+    found = _hydra_main(tree) if tree is not None else None
     if found is None:
         raise EvaluationError(tr("{module} ({path}) declares no @hydra.main entry", module=module, path=path))
     config_path, config_name = found
     return Entry(module, path, resolve_config_path(root, path.parent, config_path), config_name,
-                 validates=_calls(path, "validate_config"))
+                 validates=_calls(tree, "validate_config"))
 
 
 def resolve_config_path(root: Path, module_dir: Path, config_path: Optional[str]) -> Path:
@@ -87,11 +88,14 @@ def map_foreign_path(root: Path, path: str) -> Optional[Path]:
 
 
 @lru_cache(maxsize=256)
-def _hydra_main(path: Path) -> Optional[tuple[Optional[str], Optional[str]]]:
+def _parse(path: Path) -> Optional[ast.Module]:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        return ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return None
+
+
+def _hydra_main(tree: ast.Module) -> Optional[tuple[Optional[str], Optional[str]]]:
     for node in ast.walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -101,12 +105,8 @@ def _hydra_main(path: Path) -> Optional[tuple[Optional[str], Optional[str]]]:
     return None
 
 
-def _calls(path: Path, name: str) -> bool:
-    """Whether the module at ``path`` calls a function named ``name``."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
-        return True
+def _calls(tree: ast.Module, name: str) -> bool:
+    """Whether the parsed module calls a function named ``name``."""
     return any(isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) == name
                for n in ast.walk(tree))
 
@@ -141,7 +141,8 @@ def megatron_entries(root: Path) -> list[str]:
         for path in sorted(base.rglob("*.py")):
             if "hydra.main" not in _head(path):
                 continue
-            args = _hydra_main(path)
+            tree = _parse(path)
+            args = _hydra_main(tree) if tree is not None else None
             if args is None or (args[1] or "").startswith(("sft", "eval")):
                 continue
             folder = resolve_config_path(root, path.parent, args[0])
