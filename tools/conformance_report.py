@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "conformance"))
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -50,6 +51,7 @@ def main(argv=None) -> int:
     differential.write(rows, opts.out)
     print(differential.render(differential.table(rows)))
     found = differential.findings(rows)
+    print(_deliberate_tally(rows))
     print(f"\n{len(found)} distinct disagreements, one repro each in {opts.out}")
     for f in found:
         o = f["oracle"]
@@ -68,6 +70,18 @@ def main(argv=None) -> int:
     print(f"\n{len(configs)} configurations x {len(judge.releases)} releases in {time.monotonic() - start:.0f} s "
           f"(oracle cache: {hits} hits, {misses} runs; {seconds})")
     return 0
+
+
+def _deliberate_tally(rows) -> str:
+    """How many judgements each deliberate check decided (the *stricter-documented* rows, by rule).
+
+    A check of the documented list that decides none over a wide run is no longer stricter than upstream.
+    """
+    from collections import Counter
+
+    tally = Counter(rule for r in rows if r.klass == "stricter-documented" for rule in r.rules)
+    lines = [f"  {rule}: {n}" for rule, n in tally.most_common()]
+    return "\nstricter-documented judgements by rule:\n" + ("\n".join(lines) or "  (none)")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from typing import Any, Optional
 import sources
 import verl_side
 
+from helpers import MICRO  # the micro batch sizes every test launch carries (one definition)
 from verl_mindspeed.rules import beyond
 
 A = "actor_rollout_ref.actor.megatron"
@@ -386,11 +387,6 @@ def render(counts: dict[str, dict[str, int]]) -> str:
 
 
 #: The micro batch sizes every real launch sets (verl's driver requires them without dynamic batching).
-MICRO = ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
-         "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
-         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1", "critic.ppo_micro_batch_size_per_gpu=1"]
-
-
 def base_of(cfg: Config) -> list[str]:
     """The launch line a generated configuration's settings go on: its entry's Megatron config, the micro batch
     sizes a real launch sets, its preset."""

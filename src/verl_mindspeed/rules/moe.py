@@ -161,9 +161,9 @@ def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
         yield error(role.key("moe_tp_extend_ep"), tr(
             "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall and moe_tp_extend_ep=True cannot "
             "be combined (use alltoall_seq)"), key, override=role.set_line("moe_tp_extend_ep", False)
-            if _seq_refused(role, ctx) else role.set_line("moe_token_dispatcher_type", "alltoall_seq"),
+            if _seq_refused(role, ctx) is not False else role.set_line("moe_token_dispatcher_type", "alltoall_seq"),
             hint=tr("verl's variable_seq_lengths=True rules alltoall_seq out on this megatron-core: the fix turns "
-                    "moe_tp_extend_ep off") if _seq_refused(role, ctx) else "")
+                    "moe_tp_extend_ep off") if _seq_refused(role, ctx) is not False else "")
     if dispatcher == "alltoall_seq":
         if not role.on("moe_permutation_async_comm"):
             yield error(role.key("moe_permutation_async_comm"), tr(
@@ -176,10 +176,17 @@ def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
                 override=role.set_line("moe_tp_extend_ep", True))
 
 
-def _seq_refused(role: RoleView, ctx: Context) -> bool:
-    """Whether moe-dispatcher-variable-seq refuses alltoall_seq for this role (megatron-core 0.12, experts)."""
-    return ctx.core < (0, 16) and role.built.get("variable_seq_lengths", True) is True and (
-        role.built.get("num_moe_experts") is not None or ctx.model is None)
+def _seq_refused(role: RoleView, ctx: Context, dispatcher: str = "alltoall_seq") -> Optional[bool]:
+    """Whether megatron refuses ``dispatcher`` under verl's ``variable_seq_lengths=True`` for this role: True on a
+    MoE model, None (unknown) without a model, False on a dense model (MindSpeed's pre-validation hides the
+    setting there) or where the dispatcher is allowed. The one statement of the moe-dispatcher-variable-seq
+    condition, which the overlap rule's fix also reads."""
+    refused = ("allgather", "alltoall_seq") if ctx.core < (0, 16) else ("allgather",)
+    if dispatcher not in refused or role.built.get("variable_seq_lengths", True) is not True:
+        return False
+    if role.built.get("num_moe_experts") is not None:
+        return True
+    return None if ctx.model is None else False
 
 
 @rule("moe-dispatcher-variable-seq", cites="megatron/core/transformer/transformer_config.py __post_init__ "
@@ -191,19 +198,16 @@ def dispatcher_variable_seq(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """verl builds every model with variable_seq_lengths=True, which megatron refuses for these dispatchers. On a
     model without experts MindSpeed turns it off while megatron validates, so a dense model passes."""
     dispatcher = built_dispatcher(role)
-    refused = ("allgather", "alltoall_seq") if ctx.core < (0, 16) else ("allgather",)
-    if dispatcher not in refused or role.built.get("variable_seq_lengths", True) is not True:
-        return
-    experts = role.built.get("num_moe_experts")
-    if experts is None and ctx.model is not None:
-        return  # a dense model: MindSpeed's pre-validation hides variable_seq_lengths from megatron's check
-    make = error if experts is not None else warning
+    refused = _seq_refused(role, ctx, dispatcher)
+    if refused is False:
+        return  # an allowed dispatcher, or a dense model (MindSpeed hides variable_seq_lengths from the check)
+    make = error if refused else warning
     yield make(role.key("moe_token_dispatcher_type"), tr(
         "moe_token_dispatcher_type={value} requires variable_seq_lengths=False, but verl builds every model with "
         "variable_seq_lengths=True: megatron-core raises ValueError on a MoE model; use alltoall", value=dispatcher),
         "moe-dispatcher-variable-seq", override=role.set_line("moe_token_dispatcher_type", "alltoall"),
-        hint="" if experts is not None else tr("the model is unknown here: a model without experts passes (give "
-                                               "--model-config to decide)"))
+        hint="" if refused else tr("the model is unknown here: a model without experts passes (give "
+                                   "--model-config to decide)"))
 
 
 #: What ``moe_alltoall_mc2`` cannot be combined with (MindSpeed's ``incompatible_check``).
