@@ -1,4 +1,5 @@
-"""Everything generated from the catalogue: the feature pages and the schema's field declarations.
+"""Everything generated from the catalogue and the rules: the feature, rule and deliberate-check pages and the
+schema's field declarations.
 
     python -m verl_mindspeed.docs_gen          # rewrite the generated files
     python -m verl_mindspeed.docs_gen --check  # exit 1 when a generated file drifted
@@ -16,7 +17,8 @@ from .catalog import Flag, From, Injection
 from .i18n import render, text, tr
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADER = "<!-- Generated from src/verl_mindspeed/catalog by `python -m verl_mindspeed.docs_gen`. Do not edit. -->\n"
+HEADER = ("<!-- Generated from src/verl_mindspeed/catalog and rules by `python -m verl_mindspeed.docs_gen`. "
+          "Do not edit. -->\n")
 
 
 def annotation(flag: Flag) -> str:
@@ -166,8 +168,29 @@ def rules_markdown() -> str:
     return "\n".join(out)
 
 
+def deliberate_markdown(lang: str = "en") -> str:
+    """The checks where ``check`` is stricter than the executed upstream code, each with its reason and the upstream
+    source it answers to (``rules.beyond``: the list the conformance judge accepts)."""
+    from .rules import beyond
+
+    say = lambda text: render(text, lang)  # noqa: E731
+    out = [HEADER, say(tr("# Deliberate checks: where check is stricter than upstream")) + "\n",
+           say(tr("The conformance judge accepts exactly these differences from what verl's, MindSpeed's and "
+                  "megatron-core's own code do on verl's config path; any other difference is a bug of the rules. "
+                  "Each row names the upstream source it answers to.")) + "\n"]
+    for title, table in ((tr("## Errors upstream does not raise"), beyond.ERRORS),
+                         (tr("## Warnings upstream cannot give"), beyond.WARNINGS)):
+        out += [say(title) + "\n", say(tr("| Rule | Why | Source |")), "|---|---|---|"]
+        out += [f"| `{rule_id}` | {_md_cell(say(why))} | {_md_cell(beyond.cites(rule_id))} |"
+                for rule_id, why in table.items()]
+        out.append("")
+    return "\n".join(out)
+
+
 def generated_files() -> dict[Path, str]:
     return {
+        ROOT / "docs" / "deliberate.md": deliberate_markdown("en"),
+        ROOT / "docs" / "zh" / "deliberate.md": deliberate_markdown("zh"),
         ROOT / "docs" / "rules.md": rules_markdown(),
         ROOT / "docs" / "features.md": features_markdown("en"),
         ROOT / "docs" / "zh" / "features.md": features_markdown("zh"),

@@ -1,9 +1,9 @@
 """Checks the project makes beyond what MindSpeed and megatron-core raise on verl's path, each with its reason.
 
 The one list of them: ``check --upstream`` reads it to say why a hand rule is stricter than the upstream run,
-the conformance judge accepts exactly these disagreements, and docs/conformance.md lists them. A check that is
-not here and disagrees with upstream is a bug of the hand rules. Where the check is a registered rule, its
-``cites`` names the upstream code; the two single-key checks cite theirs in :data:`CITES`.
+the conformance judge accepts exactly these disagreements, and docs/deliberate.md (generated from here) lists
+them. A check that is not here and disagrees with upstream is a bug of the hand rules. Where the check is a
+registered rule, its ``cites`` names the upstream code; the two single-key checks cite theirs in :data:`CITES`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ ERRORS: dict[str, Msg] = {
                                        "allow"),
     "expert-parallel-divides-world": tr("device counts: the upstream run builds the smallest world the sizes "
                                         "allow"),
-    "mbridge-vpp": tr("verl's own NPU restriction (mbridge with VPP), raised by verl's engine, not by MindSpeed"),
+    "mbridge-vpp": tr("a restriction of verl on NPU that MindSpeed's verl guide states (mbridge cannot be combined "
+                      "with VPP): no code on the config path checks it"),
     "model-layers-pp": tr("megatron floors num_layers / PP silently: the model built has fewer layers than the "
                           "checkpoint"),
     "model-noop-layers": tr("no-op layers that the model's num_layers does not count replace layers of the "
