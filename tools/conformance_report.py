@@ -79,7 +79,7 @@ def _deliberate_tally(rows) -> str:
     """
     from collections import Counter
 
-    tally = Counter(rule for r in rows if r.klass == "stricter-documented" for rule in r.rules)
+    tally = Counter(rule for r in rows if r.klass == "stricter-documented" for rule in r.project_rules)
     lines = [f"  {rule}: {n}" for rule, n in tally.most_common()]
     return "\nstricter-documented judgements by rule:\n" + ("\n".join(lines) or "  (none)")
 

@@ -2,12 +2,13 @@
 
 Configurations come from Hypothesis (derandomized: the same seed gives the same list) over the space users
 write: the catalogue's flags; every other argument MindSpeed registers (:data:`ARGS_RELEASE`); the megatron
-fields verl's engine also sets, repeated in the dict (:data:`DICT_FIELDS`); parallel sizes, roles and the
-fixture models; and the three config paths verl offers (Megatron-Bridge, the default; mbridge with
-``vanilla_mbridge=True``; the converter with ``use_mbridge=False``, which verl 0.9.1's engine refuses); a
-majority (seven in ten) under a ``+mindspeed=<preset>``, judged as injected; a quarter given to one of verl's other
-Megatron entries (:data:`ENTRIES`: the experimental fully-async and one-step-off-policy trainers, each with its
-own config tree), the rest to ``verl.trainer.main_ppo``. Also the repo's ``examples/*.args`` and
+fields verl's engine also sets, repeated in the dict (:data:`DICT_FIELDS`); parallel sizes, device counts
+(``trainer.nnodes`` x ``trainer.n_gpus_per_node``), roles and the fixture models; and the three config paths
+verl offers (Megatron-Bridge, the default; mbridge with ``vanilla_mbridge=True``; the converter with
+``use_mbridge=False``, which verl 0.9.1's engine refuses); a majority (seven in ten) under a
+``+mindspeed=<preset>``, judged as injected; a quarter given to one of verl's other Megatron entries
+(:data:`ENTRIES`: the experimental fully-async and one-step-off-policy trainers, each with its own config tree),
+the rest to ``verl.trainer.main_ppo``. Also the repo's ``examples/*.args`` and
 the corpus of real launch lines. Each is composed once, then judged for every MindSpeed release by:
 
 - the project: ``verl_mindspeed.launch.resolve_launch`` (errors / warnings; notes do not count);
@@ -170,6 +171,9 @@ def strategies():
             settings["actor_rollout_ref.actor.use_kl_loss"] = True
         if draw(st.integers(0, 19)) == 0:
             settings["algorithm.adv_estimator"] = "gae"
+        devices = draw(st.sampled_from([None] * 4 + [(1, 2), (1, 4), (1, 16), (2, 8), (2, 16)]))
+        if devices is not None:  # the device count: verl's default is one node of 8
+            settings["trainer.nnodes"], settings["trainer.n_gpus_per_node"] = devices
         return Config("", settings, draw(models), preset=draw(preset_names), entry=draw(entries))
 
     return config()

@@ -135,6 +135,16 @@ def test_vpp_with_pp1_fails_at_parallel_state(launch, release):
     assert is_error(v, "parallel", "RuntimeError"), v
 
 
+@pytest.mark.parametrize("release", LINES)
+def test_the_launch_device_count_reaches_the_parallel_state(launch, release):
+    """megatron builds the groups over trainer.nnodes x trainer.n_gpus_per_node: ETP x EP x PP = 16 does not divide
+    the default 8 devices (RuntimeError), and divides 2 nodes of 8."""
+    sizes = {f"{A}.expert_model_parallel_size": 8, f"{A}.expert_tensor_parallel_size": 2}
+    assert is_error(launch(release, sizes, model="Qwen3-30B-A3B"), "parallel", "RuntimeError")
+    v = launch(release, {**sizes, "trainer.nnodes": 2}, model="Qwen3-30B-A3B")
+    assert v["verdict"] != "error" or v["stage"] != "parallel", v
+
+
 @pytest.mark.parametrize("release, fails", [(CORE_012, True), (CORE_016, False)])
 def test_ep_with_tp_without_sp(raw, release, fails):
     kwargs = {"tensor_model_parallel_size": 2, "expert_model_parallel_size": 2, "num_moe_experts": 4,

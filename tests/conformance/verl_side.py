@@ -329,6 +329,16 @@ def parallel_sizes(e) -> dict:
             "ep": e.expert_model_parallel_size, "etp": e.expert_tensor_parallel_size}
 
 
+def trainer_world(cfg) -> Optional[int]:
+    """The device count verl's trainer pool spans: ``[trainer.n_gpus_per_node] * trainer.nnodes`` (verl 0.9.1
+    ``trainer/ppo/v1/trainer_base.py``'s global pool; ``experimental/separation/utils.py``'s trainer pool for the
+    trainers that run the rollout apart)."""
+    from omegaconf import OmegaConf
+
+    nodes, per_node = OmegaConf.select(cfg, "trainer.nnodes"), OmegaConf.select(cfg, "trainer.n_gpus_per_node")
+    return nodes * per_node if isinstance(nodes, int) and isinstance(per_node, int) else None
+
+
 # --------------------------------------------------------------------------- one launch
 
 def upstream_of(cfg, model_dir: Optional[str], default_dict: dict, validates: bool = True) -> Upstream:
@@ -378,7 +388,8 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict, validates: bo
         switches |= {k for k in user if args.get(k) not in (None, False, 0, "")}
         out.steps.append({"op": "repatch", "role": role, "args": encode(args)})
         if first:
-            out.steps.append({"op": "parallel", "role": role, "sizes": parallel_sizes(engine)})
+            out.steps.append({"op": "parallel", "role": role, "sizes": {**parallel_sizes(engine),
+                                                                         "world": trainer_world(cfg)}})
             first = False
         if model_dir is not None:
             cls, kwargs = converter_view(model_dir, engine)

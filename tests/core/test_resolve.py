@@ -179,3 +179,14 @@ def test_fsdp_strategy_reports_no_effect(resolve_cfg):
 def test_stray_preset_key_is_an_error(resolve_cfg):
     result = resolve_cfg({"mindspeed": "dnse"})
     assert [i.rule for i in result.errors] == ["preset-not-found"]
+
+
+@pytest.mark.parametrize("nodes, world", [(1, 8), (2, 16)])
+def test_the_upstream_case_spans_the_launch_device_count(resolve_cfg, nodes, world):
+    """``check --upstream`` initializes megatron's groups over trainer.nnodes x trainer.n_gpus_per_node, as verl's
+    trainer pool does, so megatron's own divisibility checks run on the real device count."""
+    from verl_mindspeed.upstream import case_of
+
+    res = resolve_cfg({"trainer.nnodes": nodes}, injected=False)
+    step = next(s for s in case_of(res.simulation)["steps"] if s["op"] == "parallel")
+    assert res.simulation.world == world and step["sizes"]["world"] == world

@@ -154,14 +154,14 @@ def resolve(
         if repeats_actor and _same_layout(inputs[name], inputs["actor"]):
             repeats.add(name)
 
-    has_repatch = universe.has_repatch(release)
-    sim = simulate(inputs, spec, model=model, has_repatch=has_repatch)
+    has_repatch, world = universe.has_repatch(release), world_size(cfg)
+    sim = simulate(inputs, spec, model=model, has_repatch=has_repatch, world=world)
     if injected:
         given, found = _injected(sim, model)
         issues += found
-        sim = simulate(inputs, spec, model=model, has_repatch=has_repatch, given=given)
+        sim = simulate(inputs, spec, model=model, has_repatch=has_repatch, given=given, world=world)
     views = dict(sim.builds)
-    ctx = Context(world_size=world_size(cfg), release=release, model=model, config=cfg, era=spec,
+    ctx = Context(world_size=world, release=release, model=model, config=cfg, era=spec,
                   injected=injected, device_memory_gib=device_memory_gib, builds=sim.builds,
                   driver_validates=driver_validates)
     for rule in RULES:

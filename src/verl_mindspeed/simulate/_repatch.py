@@ -43,6 +43,8 @@ class Simulation:
     """The roles in the order verl builds them."""
     owner: Optional[str]
     """The role whose sizes initialize Megatron's parallel state."""
+    world: Optional[int] = None
+    """The device count the process groups span (``trainer.nnodes x trainer.n_gpus_per_node``), when known."""
 
     @property
     def calls(self) -> list[tuple[str, Mapping[str, Any]]]:
@@ -57,12 +59,13 @@ class Simulation:
 
 
 def simulate(inputs: Mapping[str, RoleInput], era: Era, *, model: Any = None, has_repatch: bool = True,
-             given: Optional[Mapping[str, Mapping[str, Any]]] = None) -> Simulation:
+             given: Optional[Mapping[str, Mapping[str, Any]]] = None, world: Optional[int] = None) -> Simulation:
     """Build every role of ``inputs`` the way ``era`` does, once.
 
     ``given`` replaces the dict a role's engine is given (the injected dicts of a launch through
     verl-mindspeed); by default each role gets its own ``given``. ``has_repatch`` is False for MindSpeed
-    releases without ``repatch``: then no build hands MindSpeed anything.
+    releases without ``repatch``: then no build hands MindSpeed anything. ``world``: the device count the
+    parallel state is initialized over.
     """
     names = list(inputs)
     order = tuple(era.builds(names))
@@ -84,7 +87,7 @@ def simulate(inputs: Mapping[str, RoleInput], era: Era, *, model: Any = None, ha
         builds[name] = Build(**{**base, "given": dicts[name]}, sent=sent.get(name), ns=namespaces.get(name, {}),
                              bridge=bridge_view(role.megatron, groups, model), bridge_kind=bridge_kind(role.megatron),
                              groups=groups, owner=name == owner)
-    return Simulation(era, MappingProxyType(builds), order, owner)
+    return Simulation(era, MappingProxyType(builds), order, owner, world)
 
 
 def _plain(data: Optional[Mapping[str, Any]]) -> Optional[dict[str, Any]]:

@@ -78,7 +78,7 @@ def case_of(sim: Simulation, model: Any = None) -> dict[str, Any]:
         if not parallel_done and (sim.owner is None or name == sim.owner):  # the owner's sizes make the groups
             steps.append({"op": "parallel", "role": name, "sizes": {
                 "tp": build.tp, "pp": build.pp, "vpp": _positive(build.vpp), "cp": build.cp, "ep": build.ep,
-                "etp": _positive(build.megatron.get("expert_tensor_parallel_size"))}})
+                "etp": _positive(build.megatron.get("expert_tensor_parallel_size")), "world": sim.world}})
             parallel_done = True
         if model is not None:
             cls, kwargs = model_kwargs(model)

@@ -13,7 +13,7 @@ process per device:
 - ``{"op": "repatch", "args": {...}, "role": "critic"}``: ``mindspeed.megatron_adaptor.repatch(args)``;
 - ``{"op": "parallel", "sizes": {...}}``: ``megatron.core.parallel_state.initialize_model_parallel`` over a
   single-process fake process group (``torch.testing._internal.distributed.fake_pg``) whose world size is
-  the smallest the sizes allow;
+  the launch's device count (``sizes["world"]``), or else the smallest the sizes allow;
 - ``{"op": "build", "cls": "TransformerConfig", "kwargs": {...}, "role": "actor"}``: the config class, as
   patched by MindSpeed, built from the model bridge's kwargs; then megatron's layer assignment
   (``get_num_layers_to_build`` for every pipeline rank and virtual chunk) and, with full recompute, the
@@ -73,7 +73,7 @@ class Oracle(MindSpeedState):
 
         tp, pp, cp = sizes.get("tp") or 1, sizes.get("pp") or 1, sizes.get("cp") or 1
         ep, etp = sizes.get("ep") or 1, sizes.get("etp") or tp
-        world = math.lcm(tp * pp * cp, etp * ep * pp)
+        world = sizes.get("world") or math.lcm(tp * pp * cp, etp * ep * pp)
         drop_stub_group_options()
         dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
         extra = {}
