@@ -20,10 +20,6 @@ ERRORS: dict[str, Msg] = {
     "unknown-megatron-key": tr("verl refuses it later, when the section becomes a dataclass, after Ray starts"),
     "batch-divisibility": tr("verl's trainer asserts batch sizes against the device count at run time, outside "
                              "the config path upstream runs"),
-    "model-parallel-divides-world": tr("device counts: the upstream run builds the smallest world the sizes "
-                                       "allow"),
-    "expert-parallel-divides-world": tr("device counts: the upstream run builds the smallest world the sizes "
-                                        "allow"),
     "mbridge-vpp": tr("a restriction of verl on NPU that MindSpeed's verl guide states (mbridge cannot be combined "
                       "with VPP): no code on the config path checks it"),
     "model-layers-pp": tr("megatron floors num_layers / PP silently: the model built has fewer layers than the "
