@@ -216,6 +216,12 @@ INTERACTING = {
     "overlap-tp-extend-on-0.12": ("DeepSeek-V3", [f"{M}.expert_model_parallel_size=4",
                                                   f"++{O}.moe_tp_extend_ep=True",
                                                   f"++{O}.moe_alltoall_overlap_comm=True"]),
+    # SP (and MC2) with the actor's TP=4 where the critic, built first, owns TP=1 groups that mbridge builds with:
+    # the critic's TP moves, as role-sizes-agree proposes, not the actor's, which is 4 already
+    "sp-on-groups-of-another-role": ("Qwen3-0.6B", ["algorithm.adv_estimator=gae", f"{M}.tensor_model_parallel_size=4",
+                                                    f"{M}.vanilla_mbridge=True", A_SP]),
+    "mc2-on-groups-of-another-role": ("Qwen3-8B", ["algorithm.adv_estimator=gae", f"{M}.tensor_model_parallel_size=4",
+                                                   f"{M}.vanilla_mbridge=True", A_SP, f"++{O}.use_ascend_mc2=True"]),
     # roles aligned on the actor's VPP where the actor has no pipeline: VPP goes for every role
     "vpp-aligned-without-pp": ("Qwen3-0.6B", ["algorithm.adv_estimator=gae",
                                               f"{M}.virtual_pipeline_model_parallel_size=1"]),

@@ -78,6 +78,14 @@ def fix_size(role: RoleView, ctx: Context, name: str, also: Callable[[int], bool
     return size_fix(role, ctx, name, value) if value is not None else None
 
 
+def tp_fix(role: RoleView, ctx: Context, tp: int) -> str:
+    """The lines that build the role's model at TP ``tp``. Where the role's engine already says ``tp`` but another
+    role owns the process groups (mbridge and verl's converter build with the groups' sizes), the owner moves."""
+    owner = next((b for b in (ctx.builds or {}).values() if b.owner), None)
+    moves = owner if owner is not None and role.tp == tp and owner.tp != tp else role
+    return size_fix(moves, ctx, TP, tp)
+
+
 def fix_world(role: RoleView, ctx: Context, names: tuple[str, ...]) -> Optional[str]:
     """For a product of sizes that does not divide the devices: change the one size that moves least."""
     best: Optional[tuple[float, str, int]] = None

@@ -8,7 +8,7 @@ from typing import Iterable
 from ..errors import Issue
 from ..i18n import tr
 from ._base import Context, RoleView, _int, error, fmt, release_at_least, rule, size_fix, warning
-from ._sizes import nearest_size
+from ._sizes import nearest_size, tp_fix
 from .moe import _MS_MOE, built_dispatcher
 
 _ALLTOALL_MC2_EXCLUDES = ("use_ascend_mc2", "moe_alltoall_overlap_comm", "moe_allgather_overlap_comm",
@@ -88,7 +88,7 @@ def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         new_tp = _mc2_tp(role, ctx)
         yield make(role.mkey("tensor_model_parallel_size"),
                    tr("use_ascend_mc2=True requires tensor_model_parallel_size > 1"), "mc2-requires-sp-tp",
-                   override=" ".join([size_fix(role, ctx, "tensor_model_parallel_size", new_tp), *sp_lines])
+                   override=" ".join([tp_fix(role, ctx, new_tp), *sp_lines])
                    if new_tp else _mc2_off(role))
     elif sp_lines:
         yield make(role.key("sequence_parallel"), tr("use_ascend_mc2=True requires sequence_parallel=True"),
