@@ -190,3 +190,14 @@ def test_the_upstream_case_spans_the_launch_device_count(resolve_cfg, nodes, wor
     res = resolve_cfg({"trainer.nnodes": nodes}, injected=False)
     step = next(s for s in case_of(res.simulation)["steps"] if s["op"] == "parallel")
     assert res.simulation.world == world and step["sizes"]["world"] == world
+
+
+@pytest.mark.parametrize("switch, noted", [
+    ("use_ascend_coc", True),  # mc2-conflicts names it as a conflict only: its own checks are MindSpeed's alone
+    ("quant_grads", True),  # named by swap-optimizer-conflicts, not checked for itself
+    ("moe_alltoall_mc2", False),  # moe-alltoall-mc2 mirrors its validate_args
+])
+def test_a_switch_outside_the_guide_is_noted_unless_a_rule_covers_it(resolve_cfg, switch, noted):
+    res = resolve_cfg({O + switch: True}, injected=False, release="26.1.0_core_r0.12.1")
+    notes = [i for i in res.notes if i.rule == "no-hand-rule" and i.key.endswith("." + switch)]
+    assert bool(notes) is noted, res.notes

@@ -46,15 +46,15 @@ def check_otc_keys(prefix: str, raw: dict[str, Any], *, strict: bool) -> list[Is
 
 
 def uncovered_switches(prefix: str, otc: dict[str, Any], explicit: Iterable[str], release: str) -> list[Issue]:
-    """MindSpeed switches outside the feature guide that no rule here looks at, set by the user: said as a note,
-    since MindSpeed's own checks on them run only inside each worker."""
-    from ..rules import named_keys
+    """MindSpeed switches outside the feature guide whose own checks no rule here mirrors (no rule ``covers`` them),
+    set by the user: said as a note, since MindSpeed's own checks on them run only inside each worker."""
+    from ..rules import covered_switches
 
     args, (fields, _) = universe.mindspeed_args(release), universe.transformer_config_fields()
     out = []
     for name in sorted(explicit):
         spec, value = args.get(name), otc.get(name)
-        if spec is None or name in fields or catalog.flag(name, "otc") or name in named_keys():
+        if spec is None or name in fields or catalog.flag(name, "otc") or name in covered_switches():
             continue
         if value in (None, False, "") or value == spec.get("default"):
             continue

@@ -103,6 +103,9 @@ class Rule:
     holds_for: str
     """The releases the rule holds for, e.g. ``MindSpeed 26.0.0+``, ``megatron-core 0.12.1 and 0.16.1``."""
     doc: str = ""
+    covers: tuple[str, ...] = ()
+    """MindSpeed switches outside the feature guide whose own checks this rule mirrors: a user who sets one gets no
+    ``no-hand-rule`` note. A switch a rule only names (as a conflict, say) is not covered."""
 
     @property
     def mindspeed(self) -> bool:
@@ -117,13 +120,14 @@ class Rule:
 RULES: list[Rule] = []
 
 
-def rule(rule_id: str, *, cites: str, holds_for: str = "every release", scope: Scope = "role") -> Callable:
-    """Register a rule function under ``rule_id``."""
+def rule(rule_id: str, *, cites: str, holds_for: str = "every release", scope: Scope = "role",
+         covers: tuple[str, ...] = ()) -> Callable:
+    """Register a rule function under ``rule_id`` (``covers``: see :attr:`Rule.covers`)."""
 
     def deco(fn: Callable[..., Iterable[Issue]]) -> Callable[..., Iterable[Issue]]:
         if any(r.id == rule_id for r in RULES):
             raise ValueError(f"duplicate rule id {rule_id}")
-        RULES.append(Rule(rule_id, scope, fn, cites, holds_for, (fn.__doc__ or "").strip()))
+        RULES.append(Rule(rule_id, scope, fn, cites, holds_for, (fn.__doc__ or "").strip(), covers))
         return fn
 
     return deco

@@ -16,7 +16,8 @@ _ALLTOALL_MC2_EXCLUDES = ("use_ascend_mc2", "moe_alltoall_overlap_comm", "moe_al
 
 
 @rule("moe-alltoall-mc2", cites=_MS_MOE + "moe_alltoall_mc2.py validate_args",
-      holds_for="MindSpeed 26.0.0, 26.1.0, master (releases that register --moe-alltoall-mc2)")
+      holds_for="MindSpeed 26.0.0, 26.1.0, master (releases that register --moe-alltoall-mc2)",
+      covers=("moe_alltoall_mc2",))
 def alltoall_mc2(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """MoE MC2 asserts its companions on the built config: no other MC2 or MoE overlap, an alltoall dispatcher,
     TP=1 with alltoall_seq, ETP=1 and dropless with alltoall."""

@@ -54,7 +54,7 @@ def swap_optimizer_conflicts(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
 @rule("reuse-fp32-param-under-verl", cites="mindspeed/features_manager/memory/reuse_fp32_param.py validate_args "
       "(args.use_legacy_models), run on the built TransformerConfig", holds_for="MindSpeed 2.2.0+ (every release "
-      "with repatch)")
+      "with repatch)", covers=("reuse_fp32_param",))
 def reuse_fp32_param_under_verl(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """MindSpeed validates reuse_fp32_param on the config verl builds, reading a Megatron-LM argument that config
     does not have: under verl the feature cannot be switched on at all."""
