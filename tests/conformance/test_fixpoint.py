@@ -96,7 +96,11 @@ def test_fixed_launches_pass_the_oracle(outcomes, verl_base, oracle):
             cases.append((cfg.name, outcome, up.case()))
     verdicts = oracle.run(RELEASE, [c for _, _, c in cases])
     _RAN.append(RELEASE)
-    refused += [(name, outcome, v) for (name, outcome, _), v in zip(cases, verdicts) if v["verdict"] == "error"]
+    # a module MindSpeed imports that the oracle's venv lacks (pandas for CoC's helpers) gives no verdict: counted
+    # apart, as the differential's oracle-environment class
+    unjudged = [name for (name, _, _), v in zip(cases, verdicts) if v.get("exc_type") == "ModuleNotFoundError"]
+    refused += [(name, outcome, v) for (name, outcome, _), v in zip(cases, verdicts)
+                if v["verdict"] == "error" and name not in unjudged]
     caught = []
     for name, outcome, _verdict in refused:
         if any(i.rule == "no-hand-rule" for i in outcome.last.notes):
@@ -107,5 +111,7 @@ def test_fixed_launches_pass_the_oracle(outcomes, verl_base, oracle):
                 caught.append(name)
     missed = [(name, outcome.argv[len(BASE):], v) for name, outcome, v in refused if name not in caught]
     print(f"\nfixed launches refused upstream: {len(refused)}, each on a noted switch that check --upstream "
-          f"refuses: {len(caught)}")
+          f"refuses: {len(caught)}; not judged (a module the oracle lacks): {len(unjudged)}")
+    for name, argv, v in missed:
+        print(f"  refused: {name} {v.get('stage')} {v.get('exc_type')}: {(v.get('message') or '')[:120]} | {argv}")
     assert not missed, f"{len(missed)} fixed launches refused upstream; first: {missed[0]}"

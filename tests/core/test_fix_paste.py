@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_suggest import TUNED
 
-from helpers import FIXTURES
+from helpers import FIXTURES, MICRO
 from verl_mindspeed import catalog
 from verl_mindspeed.catalog import universe
 from verl_mindspeed.launch import evaluate
@@ -241,3 +241,16 @@ def test_interacting_fixes_reach_no_error_in_one_round(base_cfg, case):
     fixed = paste_all(argv, first.errors)
     left = evaluate(fixed, **kw).errors
     assert not left, (fixed, [(i.rule, i.key, str(i.message)) for i in left])
+
+
+def test_a_layout_no_single_size_can_fit_shrinks_to_the_devices(base_cfg):
+    """TP 4 x CP 4 on 2 devices: no one size can change enough, so the fix sets CP to 1 and TP to the largest size
+    the 2 devices and the model allow, instead of leaving the error without a fix (found by the fix-point run)."""
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO, "trainer.n_gpus_per_node=2",
+            f"{M}.tensor_model_parallel_size=4", f"{M}.context_parallel_size=4"]
+    kw = {"model_config": str(FIXTURES / "models" / "Qwen3-8B"), "release": "26.1.0_core_r0.12.1"}
+    first = evaluate(argv, **kw)
+    world = [i for i in first.errors if i.rule == "model-parallel-divides-world"]
+    assert world and world[0].override, [(i.rule, i.override) for i in first.errors]
+    fixed = paste_all(argv, first.errors)
+    assert not evaluate(fixed, **kw).errors, fixed

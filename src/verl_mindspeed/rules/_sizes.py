@@ -29,6 +29,13 @@ def _divides_world(ctx: Context, product: int) -> bool:
 
 def tp_ok(role: RoleView, ctx: Context, tp: int) -> bool:
     """Every rule on TP holds at ``tp``: heads, query groups (per megatron-core line), MLP widths, devices."""
+    etp = role.etp if role.megatron.get("expert_tensor_parallel_size") is not None else tp
+    return _tp_model_ok(role, ctx, tp) and _divides_world(ctx, tp * role.pp * role.cp) and \
+        _divides_world(ctx, etp * role.ep * role.pp)
+
+
+def _tp_model_ok(role: RoleView, ctx: Context, tp: int) -> bool:
+    """The rules on TP that do not count devices: heads, query groups, MLP widths, SP and MC2 at TP 1."""
     spec = ctx.model
     etp = role.etp if role.megatron.get("expert_tensor_parallel_size") is not None else tp
     if tp == 1 and (role.given.get("sequence_parallel") is True or role.on("use_ascend_mc2")):
@@ -38,7 +45,7 @@ def tp_ok(role: RoleView, ctx: Context, tp: int) -> bool:
         groups_ok = groups % tp == 0 or (ctx.core >= (0, 16) and tp % groups == 0)
         if not (heads_split(spec, tp) and groups_ok) or ffn_split(spec, tp, etp):
             return False
-    return _divides_world(ctx, tp * role.pp * role.cp) and _divides_world(ctx, etp * role.ep * role.pp)
+    return True
 
 
 def pp_ok(role: RoleView, ctx: Context, pp: int) -> bool:
@@ -96,4 +103,20 @@ def fix_world(role: RoleView, ctx: Context, names: tuple[str, ...]) -> Optional[
             cost = max(value, current) / min(value, current)
             if best is None or cost < best[0]:
                 best = (cost, name, value)
-    return size_fix(role, ctx, best[1], best[2]) if best else None
+    if best is not None:
+        return size_fix(role, ctx, best[1], best[2])
+    return _shrink_to_world(role, ctx, names)
+
+
+def _shrink_to_world(role: RoleView, ctx: Context, names: tuple[str, ...]) -> Optional[str]:
+    """Where no one size can change enough (TP 4 x CP 4 on 2 devices): the other sizes go to 1 and TP to the
+    largest value at most the role's that the devices and the model allow. None without TP among ``names``."""
+    if TP not in names or not ctx.world_size:
+        return None
+    tp = next((n for n in range(min(role.tp, ctx.world_size), 0, -1)
+               if ctx.world_size % n == 0 and _tp_model_ok(role, ctx, n)), None)
+    if tp is None:
+        return None
+    lines = [size_fix(role, ctx, name, 1) for name in names if name != TP and role.size(name) != 1]
+    lines += [size_fix(role, ctx, TP, tp)] if tp != role.tp else []
+    return " ".join(line for line in lines if line) or None
