@@ -51,10 +51,11 @@ def uncovered_switches(prefix: str, otc: dict[str, Any], explicit: Iterable[str]
     from ..rules import covered_switches
 
     args, (fields, _) = universe.mindspeed_args(release), universe.transformer_config_fields()
+    covered = covered_switches()
     out = []
     for name in sorted(explicit):
         spec, value = args.get(name), otc.get(name)
-        if spec is None or name in fields or catalog.flag(name, "otc") or name in covered_switches():
+        if spec is None or name in fields or catalog.flag(name, "otc") or name in covered:
             continue
         if value in (None, False, "") or value == spec.get("default"):
             continue

@@ -85,6 +85,12 @@ def fix_size(role: RoleView, ctx: Context, name: str, also: Callable[[int], bool
     return size_fix(role, ctx, name, value) if value is not None else None
 
 
+def tp_above_one(role: RoleView, ctx: Context) -> Optional[int]:
+    """The TP that SP and MC2 run at: the role's when above 1, else the nearest above 1 every rule accepts, else
+    None (the layout leaves no room for TP)."""
+    return role.tp if role.tp > 1 else nearest_size(role, ctx, TP, lambda n: n > 1)
+
+
 def tp_fix(role: RoleView, ctx: Context, tp: int) -> str:
     """The lines that build the role's model at TP ``tp``. Where the role's engine already says ``tp`` but another
     role owns the process groups (mbridge and verl's converter build with the groups' sizes), the owner moves."""

@@ -8,7 +8,7 @@ from typing import Iterable
 from ..errors import Issue
 from ..i18n import tr
 from ._base import Context, RoleView, _int, error, fmt, release_at_least, rule, size_fix, warning
-from ._sizes import nearest_size, tp_fix
+from ._sizes import tp_above_one, tp_fix
 from .moe import _MS_MOE, built_dispatcher
 
 _ALLTOALL_MC2_EXCLUDES = ("use_ascend_mc2", "moe_alltoall_overlap_comm", "moe_allgather_overlap_comm",
@@ -67,7 +67,7 @@ def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         if reads_tp and not role.in_ns("tensor_model_parallel_size"):
             missing.insert(0, "tensor_model_parallel_size")
         if missing:
-            tp = _mc2_tp(role, ctx)  # MC2 needs TP > 1: a companion of 1 would only move the error
+            tp = tp_above_one(role, ctx)  # MC2 needs TP > 1: a companion of 1 would only move the error
             lines = [role.set_line(k, tp if k == "tensor_model_parallel_size" else True) for k in missing]
             if "tensor_model_parallel_size" in missing and tp != role.tp:
                 lines.insert(0, size_fix(role, ctx, "tensor_model_parallel_size", tp))
@@ -86,7 +86,7 @@ def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     sp_lines = [] if role.sequence_parallel is not False else [role.set_line("sequence_parallel", True)] + (
         [] if role.in_ns("tensor_model_parallel_size") else [role.set_line("tensor_model_parallel_size", max(tp, 2))])
     if tp == 1:
-        new_tp = _mc2_tp(role, ctx)
+        new_tp = tp_above_one(role, ctx)
         yield make(role.mkey("tensor_model_parallel_size"),
                    tr("use_ascend_mc2=True requires tensor_model_parallel_size > 1"), "mc2-requires-sp-tp",
                    override=" ".join([tp_fix(role, ctx, new_tp), *sp_lines])
@@ -94,11 +94,6 @@ def mc2_requires_sp_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     elif sp_lines:
         yield make(role.key("sequence_parallel"), tr("use_ascend_mc2=True requires sequence_parallel=True"),
                    "mc2-requires-sp-tp", override=" ".join(sp_lines))
-
-
-def _mc2_tp(role: RoleView, ctx: Context):
-    """The TP MC2 runs at: the role's when above 1, else the nearest above 1 every rule accepts, else None."""
-    return role.tp if role.tp > 1 else nearest_size(role, ctx, "tensor_model_parallel_size", lambda n: n > 1)
 
 
 def _mc2_off(role: RoleView) -> str:

@@ -10,7 +10,7 @@ from ..i18n import tr
 from ..model._constraints import experts_split, groups_split, heads_split
 from ..model.spec import ModelSpec
 from ._base import Context, RoleView, _int, error, fmt, rule, size_fix, warning
-from ._sizes import fix_world, nearest_size, tp_fix
+from ._sizes import fix_world, tp_above_one, tp_fix
 
 _MCORE_MPC = "megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__"
 _MCORE_TC = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
@@ -32,7 +32,7 @@ def sp_requires_tp(role: RoleView, ctx: Context) -> Iterable[Issue]:
 def _sp_fix(role: RoleView, ctx: Context) -> str:
     """The engine's TP where only the dict, or the groups of the role that owns them, made it 1; else the nearest
     TP every rule accepts (devices, heads); else, where the layout leaves no room for TP, SP off."""
-    tp = role.tp if role.tp > 1 else nearest_size(role, ctx, "tensor_model_parallel_size", lambda n: n > 1)
+    tp = tp_above_one(role, ctx)
     if tp is None:
         return role.set_line("sequence_parallel", False)
     return tp_fix(role, ctx, tp)
