@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from hydra.core.override_parser.types import Override
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from .. import eras
 from ..catalog import OTC
@@ -26,7 +26,7 @@ from ..i18n import tr
 from ..overrides import LaunchArgs, parse_overrides, split_argv
 from ._dataclasses import DataclassIndex
 from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, module_file, read_entry
-from ._fast import accelerated
+from ._fast import accelerated, read_yaml
 from ._hydra_errors import KeyContext, issue_for_failure
 from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
 from ._launchline import split_pasted
@@ -157,7 +157,7 @@ def _engine_keys(config_dir: Path) -> tuple[set[str], dict[str, Any]]:
     for path in candidates:
         if not path.is_file():
             continue
-        data = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+        data = read_yaml(path)
         node = data if path.parent.name == "engine" else data.get("megatron")
         if not isinstance(node, dict):
             continue

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import contextlib
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import omegaconf._utils as omegaconf_utils
 import yaml
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf
 
 _PLAIN_LOADER = omegaconf_utils.get_yaml_loader
 
@@ -45,6 +47,16 @@ def libyaml_loader() -> Optional[type]:
             Resolver.__init__(self)
 
     return OmegaConfCLoader
+
+
+def read_yaml(path: Path) -> Any:
+    """A YAML file as the plain data ``OmegaConf.load`` holds (interpolations left as text), through libyaml
+    when PyYAML has it: for files read only for their keys and values, not composed."""
+    loader = libyaml_loader()
+    if loader is None:
+        return OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+    with open(path, encoding="utf-8") as handle:
+        return yaml.load(handle, Loader=loader)  # noqa: S506 - OmegaConf's own safe loader, libyaml's parser
 
 
 @contextlib.contextmanager
@@ -73,4 +85,4 @@ def accelerated() -> Iterator[None]:
         omegaconf_utils.get_yaml_loader = saved
 
 
-__all__ = ["accelerated", "libyaml_loader"]
+__all__ = ["accelerated", "libyaml_loader", "read_yaml"]
