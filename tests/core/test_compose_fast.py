@@ -43,6 +43,8 @@ def test_every_yaml_file_reads_the_same_through_libyaml():
     with _fast.accelerated():
         fast = {p: _read(p) for p in files}
     assert [p for p in files if plain[p] != fast[p]] == []
+    # read_yaml (the engine YAML read for its keys, never composed) gives the same data without OmegaConf's nodes
+    assert [p for p in files if repr(_fast.read_yaml(p)) != plain[p]] == []
 
 
 def test_the_fast_loader_is_in_use_only_inside_and_keeps_omegaconfs_rules(tmp_path):
@@ -93,3 +95,39 @@ def test_a_launch_composes_to_the_same_config(example):
     comp = compose_argv(read_args_file(str(example)))
     plain = compose(comp.tree.config_dir, comp.config_name, comp.overrides)
     assert OmegaConf.to_yaml(comp.cfg) == OmegaConf.to_yaml(plain)
+
+
+def _launches() -> list[Path]:
+    """Every launch the project ships or is given: examples, script fixtures, the real-script corpus if here."""
+    from helpers import FIXTURES
+
+    corpus = ROOT.parent / "shared" / "corpus" / "real-scripts"
+    return sorted([*(ROOT / "examples").glob("*.args"), *(FIXTURES / "scripts").glob("*.sh"),
+                   *(corpus.glob("*.args") if corpus.is_dir() else [])])
+
+
+def test_the_suites_compositions_are_hydras(_compose_each_launch_once):
+    """The suite composes the top-level part of a launch once and applies the dotted overrides with Hydra's own
+    code (``tests/compose_memo.py``): over every launch, what it hands out is what Hydra composes, struct flag
+    included, and each copy is a test's own."""
+    from verl_mindspeed import compose as package
+    from verl_mindspeed.launch import read_args_file
+
+    checked = 0
+    for launch in _launches():
+        try:
+            comp = compose_argv(read_args_file(str(launch)))
+        except Exception:  # noqa: BLE001 - a launch that does not compose here (another entry, a missing tree)
+            continue
+        args = (comp.tree.config_dir, comp.config_name, comp.overrides)
+        fresh = _compose_each_launch_once(*args)  # Hydra's own compose
+        for made in (comp.cfg, package.compose(*args)):
+            assert OmegaConf.to_yaml(made) == OmegaConf.to_yaml(fresh), launch.name
+            assert OmegaConf.is_struct(made) == OmegaConf.is_struct(fresh)
+        checked += 1
+    assert checked >= 5  # the examples and script fixtures; the real-script corpus too when it is beside the repo
+    tp = "actor_rollout_ref.actor.megatron.tensor_model_parallel_size"
+    first = compose_argv(["--config-name=ppo_megatron_trainer", f"{tp}=2"])
+    args = (first.tree.config_dir, first.config_name, first.overrides)
+    first.cfg.actor_rollout_ref.actor.megatron.tensor_model_parallel_size = 4
+    assert OmegaConf.select(package.compose(*args), tp) == 2
