@@ -73,12 +73,12 @@ def base_cfg():
 @pytest.fixture
 def make_cfg(base_cfg):
     """A fresh copy of the composed config with ``{dotted_key: value}`` applied like ``++key=value``."""
-    import pickle
-
     from omegaconf import OmegaConf
 
+    from helpers import deep_copy
+
     def build(settings: dict | None = None):
-        cfg = pickle.loads(pickle.dumps(base_cfg.cfg))  # a deep copy, five times faster than copy.deepcopy
+        cfg = deep_copy(base_cfg.cfg)
         for key, value in (settings or {}).items():
             OmegaConf.update(cfg, key, value, force_add=True)
         return cfg

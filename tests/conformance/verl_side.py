@@ -44,6 +44,8 @@ from typing import Any, Optional
 
 import sources
 
+from helpers import deep_copy, interpolations_parsed_once
+
 ROLE_SECTIONS = {
     "actor": "actor_rollout_ref.actor.megatron",
     "ref": "actor_rollout_ref.ref.megatron",
@@ -352,10 +354,11 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict, validates: bo
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import omega_conf_to_dataclass
 
-    cfg = copy.deepcopy(cfg)
+    cfg = deep_copy(cfg)
     out = Upstream()
     try:
-        OmegaConf.resolve(cfg)
+        with interpolations_parsed_once():
+            OmegaConf.resolve(cfg)
         with contextlib.redirect_stderr(None), _quiet():
             roles = [r for r in BUILD_ORDER if r == "actor" or (r == "critic" and need_critic(cfg))
                      or (r == "ref" and need_reference_policy(cfg))]

@@ -131,3 +131,26 @@ def test_the_suites_compositions_are_hydras(_compose_each_launch_once):
     args = (first.tree.config_dir, first.config_name, first.overrides)
     first.cfg.actor_rollout_ref.actor.megatron.tensor_model_parallel_size = 4
     assert OmegaConf.select(package.compose(*args), tp) == 2
+
+
+def test_interpolations_parsed_once_resolve_as_omegaconf_does():
+    """The conformance layer's verl side resolves each launch's whole config as verl's ``main_ppo`` does, with
+    each interpolation text parsed once (``helpers.interpolations_parsed_once``): the same values come out, and
+    OmegaConf's own parser is back in place after."""
+    import omegaconf.base
+
+    from helpers import deep_copy, interpolations_parsed_once
+    from verl_mindspeed.launch import read_args_file
+
+    plain_parse = omegaconf.base.parse
+    for example in sorted((ROOT / "examples").glob("*.args")):
+        cfg = compose_argv(read_args_file(str(example))).cfg
+        plain = deep_copy(cfg)
+        OmegaConf.resolve(plain)
+        assert OmegaConf.to_yaml(plain) != OmegaConf.to_yaml(cfg)  # there were interpolations to resolve
+        for _ in range(2):  # the second time from the kept parse trees
+            again = deep_copy(cfg)
+            with interpolations_parsed_once():
+                OmegaConf.resolve(again)
+            assert OmegaConf.to_yaml(again) == OmegaConf.to_yaml(plain), example.name
+        assert omegaconf.base.parse is plain_parse
