@@ -222,6 +222,12 @@ INTERACTING = {
                                                     f"{M}.vanilla_mbridge=True", A_SP]),
     "mc2-on-groups-of-another-role": ("Qwen3-8B", ["algorithm.adv_estimator=gae", f"{M}.tensor_model_parallel_size=4",
                                                    f"{M}.vanilla_mbridge=True", A_SP, f"++{O}.use_ascend_mc2=True"]),
+    # the alltoall overlap with its MoE companions on a model without experts: every overlap error turns the
+    # overlap off, where its companions' fixes (grouped GEMM, alltoall_seq, moe_tp_extend_ep) met the next check
+    "overlap-on-a-dense-model": ("Qwen2.5-7B-Instruct", [
+        f"{M}.context_parallel_size=4", f"{M}.expert_model_parallel_size=4", f"{M}.tensor_model_parallel_size=4",
+        f"++{O}.moe_tp_extend_ep=True", f"++{O}.moe_alltoall_overlap_comm=True", f"++{O}.sequence_parallel=False",
+        "trainer.n_gpus_per_node=2"]),
     # roles aligned on the actor's VPP where the actor has no pipeline: VPP goes for every role
     "vpp-aligned-without-pp": ("Qwen3-0.6B", ["algorithm.adv_estimator=gae",
                                               f"{M}.virtual_pipeline_model_parallel_size=1"]),

@@ -140,40 +140,48 @@ def bridge_permute_fusion(role: RoleView, ctx: Context) -> Iterable[Issue]:
 @rule("moe-alltoall-overlap", cites=_MS_MOE + "moe_alltoall_overlap.py validate_args",
       holds_for="MindSpeed 2.2.0+ (EP > 1 on 26.1.0 and master; core_r0.16.0 has no EP check)")
 def alltoall_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """On a model without experts the overlap has nothing to overlap: every error's fix turns it off, where the
+    companions' fixes (grouped GEMM, alltoall_seq, moe_tp_extend_ep) would each meet the next check."""
     if not role.on("moe_alltoall_overlap_comm"):
         return
     key, dispatcher = "moe-alltoall-overlap", built_dispatcher(role)
+    off = role.set_line("moe_alltoall_overlap_comm", False)
+    dense = ctx.model is not None and not ctx.model.is_moe
+
+    def fix(companion: str) -> str:
+        return off if dense else companion
+
     if dispatcher is not None and dispatcher not in ("alltoall", "alltoall_seq"):
         yield error(role.key("moe_token_dispatcher_type"), tr(
             "moe_alltoall_overlap_comm=True requires moe_token_dispatcher_type=alltoall or alltoall_seq (got {value})",
-            value=dispatcher), key, override=role.set_line("moe_token_dispatcher_type", "alltoall"))
+            value=dispatcher), key, override=fix(role.set_line("moe_token_dispatcher_type", "alltoall")))
         return
     if role.ep == 1 and release_at_least(ctx.release, (26, 1, 0)) and not ctx.release.startswith("core_r0.16"):
-        moe = ctx.model is None or ctx.model.is_moe
         yield error(role.mkey("expert_model_parallel_size"),
                     tr("moe_alltoall_overlap_comm=True requires expert_model_parallel_size > 1"), key,
-                    override=(fix_size(role, ctx, EP, lambda n: n > 1) if moe else None)
-                    or role.set_line("moe_alltoall_overlap_comm", False))
+                    override=(None if dense else fix_size(role, ctx, EP, lambda n: n > 1)) or off)
     if _known_false(role, ctx, "moe_grouped_gemm"):
         yield error(role.key("moe_grouped_gemm"), tr("moe_alltoall_overlap_comm=True requires moe_grouped_gemm=True"),
-                    key, override=role.set_line("moe_grouped_gemm", True))
+                    key, override=fix(role.set_line("moe_grouped_gemm", True)))
     if dispatcher == "alltoall" and role.on("moe_tp_extend_ep"):
+        refused = _seq_refused(role, ctx) is not False
         yield error(role.key("moe_tp_extend_ep"), tr(
             "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall and moe_tp_extend_ep=True cannot "
-            "be combined (use alltoall_seq)"), key, override=role.set_line("moe_tp_extend_ep", False)
-            if _seq_refused(role, ctx) is not False else role.set_line("moe_token_dispatcher_type", "alltoall_seq"),
+            "be combined (use alltoall_seq)"), key, override=fix(role.set_line("moe_tp_extend_ep", False)
+            if refused else role.set_line("moe_token_dispatcher_type", "alltoall_seq")),
             hint=tr("verl's variable_seq_lengths=True rules alltoall_seq out on this megatron-core: the fix turns "
-                    "moe_tp_extend_ep off") if _seq_refused(role, ctx) is not False else "")
+                    "moe_tp_extend_ep off") if refused and not dense else "")
     if dispatcher == "alltoall_seq":
         if not role.on("moe_permutation_async_comm"):
             yield error(role.key("moe_permutation_async_comm"), tr(
                 "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall_seq requires "
-                "moe_permutation_async_comm=True"), key, override=role.set_line("moe_permutation_async_comm", True))
+                "moe_permutation_async_comm=True"), key,
+                override=fix(role.set_line("moe_permutation_async_comm", True)))
         if role.tp > 1 and not role.on("moe_tp_extend_ep"):
             yield error(role.key("moe_tp_extend_ep"), tr(
                 "moe_alltoall_overlap_comm=True with moe_token_dispatcher_type=alltoall_seq and "
                 "tensor_model_parallel_size > 1 requires moe_tp_extend_ep=True"), key,
-                override=role.set_line("moe_tp_extend_ep", True))
+                override=fix(role.set_line("moe_tp_extend_ep", True)))
 
 
 def _seq_refused(role: RoleView, ctx: Context, dispatcher: str = "alltoall_seq") -> Optional[bool]:
