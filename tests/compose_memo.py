@@ -50,7 +50,7 @@ class ComposeMemo:
         dotted = [o for o in parsed if _dotted(o)]
         top = [o.input_line for o in parsed if not _dotted(o)]
         heads = {o.key_or_group.split(".")[0] for o in dotted}
-        if any(o.key_or_group.lstrip("~+") in heads for o in parsed if not _dotted(o)):
+        if any(o.key_or_group in heads for o in parsed if not _dotted(o)):
             return self.plain(config_dir, name, overrides)
         files = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*.yaml")))
         key = (str(folder), name, tuple(top), files)

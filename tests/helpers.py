@@ -55,11 +55,12 @@ def interpolations_parsed_once():
     import omegaconf.base
     import omegaconf.grammar_parser
 
+    plain = omegaconf.base.parse
     omegaconf.base.parse = _parse_once(omegaconf.grammar_parser.parse)
     try:
         yield
     finally:
-        omegaconf.base.parse = omegaconf.grammar_parser.parse
+        omegaconf.base.parse = plain
 
 
 @functools.lru_cache(maxsize=None)

@@ -27,23 +27,26 @@ def _divides_world(ctx: Context, product: int) -> bool:
     return not ctx.world_size or ctx.world_size % product == 0
 
 
+def _etp_at(role: RoleView, tp: int) -> int:
+    """The expert TP the role would run at TP ``tp``: its own when set, else megatron's default, TP."""
+    return role.etp if role.megatron.get("expert_tensor_parallel_size") is not None else tp
+
+
 def tp_ok(role: RoleView, ctx: Context, tp: int) -> bool:
     """Every rule on TP holds at ``tp``: heads, query groups (per megatron-core line), MLP widths, devices."""
-    etp = role.etp if role.megatron.get("expert_tensor_parallel_size") is not None else tp
     return _tp_model_ok(role, ctx, tp) and _divides_world(ctx, tp * role.pp * role.cp) and \
-        _divides_world(ctx, etp * role.ep * role.pp)
+        _divides_world(ctx, _etp_at(role, tp) * role.ep * role.pp)
 
 
 def _tp_model_ok(role: RoleView, ctx: Context, tp: int) -> bool:
     """The rules on TP that do not count devices: heads, query groups, MLP widths, SP and MC2 at TP 1."""
     spec = ctx.model
-    etp = role.etp if role.megatron.get("expert_tensor_parallel_size") is not None else tp
     if tp == 1 and (role.given.get("sequence_parallel") is True or role.on("use_ascend_mc2")):
         return False  # sp-requires-tp, mc2-requires-sp-tp
     if spec is not None:
         groups = spec.num_query_groups
         groups_ok = groups % tp == 0 or (ctx.core >= (0, 16) and tp % groups == 0)
-        if not (heads_split(spec, tp) and groups_ok) or ffn_split(spec, tp, etp):
+        if not (heads_split(spec, tp) and groups_ok) or ffn_split(spec, tp, _etp_at(role, tp)):
             return False
     return True
 
