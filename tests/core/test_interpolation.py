@@ -65,3 +65,22 @@ def test_a_hub_id_is_read_from_the_local_hugging_face_cache(capsys, monkeypatch,
     code, report = check(capsys, "actor_rollout_ref.model.path=Qwen/Qwen3-14B")
     (skipped,) = [n for n in report["notes"] if n["rule"] == "model"]
     assert "nor in the Hugging Face cache" in skipped["message"]
+
+
+def test_one_unresolvable_value_is_one_error_not_a_cascade(capsys, monkeypatch, base_cfg):
+    """The ref reads its sizes and its dict through ``${oc.select:actor...}``: one value of the actor that does not
+    resolve must not turn every value the ref reads into a string (a false type error per size, a fix line
+    writing the ref's interpolation back), nor make a rule judge the text of the interpolation."""
+    monkeypatch.delenv("VMS_TEST_UNSET", raising=False)
+    monkeypatch.delenv("VMS_TEST_UNSET_TP", raising=False)
+    otc = "actor_rollout_ref.actor.megatron.override_transformer_config"
+    code, report = check(capsys, "actor_rollout_ref.actor.use_kl_loss=True",
+                         f"+{otc}.use_flash_attn=${{oc.env:VMS_TEST_UNSET}}", f"{TP}=${{oc.env:VMS_TEST_UNSET_TP}}")
+    assert code == 1
+    assert sorted((e["key"], e["rule"]) for e in report["errors"]) == [
+        (f"{otc}.use_flash_attn", "interpolation"), (TP, "interpolation")]
+    assert not [w for w in report["warnings"] if w["key"].endswith("use_flash_attn")]
+    monkeypatch.setenv("VMS_TEST_UNSET", "True")  # the same launch with the value resolving is judged as usual
+    code, report = check(capsys, "actor_rollout_ref.actor.use_kl_loss=True",
+                         f"+{otc}.use_flash_attn='${{oc.decode:${{oc.env:VMS_TEST_UNSET}}}}'")
+    assert code == 0, report["errors"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import copy
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from verl_mindspeed import catalog
 from verl_mindspeed.errors import EvaluationError
@@ -32,7 +33,10 @@ SLOW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 def test_resolver_never_raises(base_cfg, entries):
     cfg = copy.deepcopy(base_cfg.cfg)
     for (prefix, name), value in entries.items():
-        OmegaConf.update(cfg, f"{prefix}.{name}", value, force_add=True)
+        try:
+            OmegaConf.update(cfg, f"{prefix}.{name}", value, force_add=True)
+        except OmegaConfBaseException:
+            assume(False)  # OmegaConf refuses the value itself (['${'] does not parse): no launch can hold it
     result = resolve(cfg, known_megatron_keys=base_cfg.tree.known_megatron_keys, injected=True)
     for issue in result.issues:
         assert issue.key and issue.message

@@ -14,7 +14,7 @@ verl launch is judged on the dict exactly as verl passes it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
@@ -161,18 +161,21 @@ def resolve(
         issues += found
         sim = simulate(inputs, spec, model=model, has_repatch=has_repatch, given=given, world=world)
     views = dict(sim.builds)
+    unknown = _unresolved_keys(inputs.values())
     ctx = Context(world_size=world, release=release, model=model, config=cfg, era=spec,
                   injected=injected, device_memory_gib=device_memory_gib, builds=sim.builds,
                   driver_validates=driver_validates)
     for rule in RULES:
         if rule.mindspeed and not has_repatch and rule.id != "no-repatch":
             continue  # MindSpeed never sees the dict: its checks cannot fire
+        found: list[Issue] = []
         if rule.scope == "run":
-            issues += list(rule.fn(views, ctx))
-            continue
-        for name, view in views.items():
-            if name not in repeats:  # a dict inherited with the actor's layout repeats the actor's findings
-                issues += list(rule.fn(view, ctx))
+            found = list(rule.fn(views, ctx))
+        else:
+            for name, view in views.items():
+                if name not in repeats:  # a dict inherited with the actor's layout repeats the actor's findings
+                    found += list(rule.fn(view, ctx))
+        issues += [i for i in found if i.key not in unknown]  # their interpolation error says it: no guess
     roles = {name: {"override_transformer_config": dict(view.given), "megatron": _megatron_view(view),
                     "repatch": dict(view.sent) if view.sent is not None else None}
              for name, view in views.items()}
@@ -249,6 +252,15 @@ def _same_layout(view: RoleInput, actor: RoleInput) -> bool:
 def _megatron_view(view: Build) -> dict[str, Any]:
     keys = [f.name for f in catalog.flags("megatron")] + ["sequence_parallel"]
     return {k: view.megatron.get(k) for k in keys if k in view.megatron}
+
+
+def _unresolved_keys(inputs: Iterable[RoleInput]) -> set[str]:
+    """Keys whose value still holds an interpolation that did not resolve: a rule cannot judge what it reads
+    there (the interpolation check already reports the key)."""
+    keys = {f"{i.prefix}.{k}" for i in inputs for k, v in i.megatron.items() if isinstance(v, str) and "${" in v}
+    keys |= {f"{i.prefix}.{catalog.OTC}.{k}" for i in inputs for k, v in (i.given or {}).items()
+             if isinstance(v, str) and "${" in v}
+    return keys
 
 
 def _dedupe(issues: list[Issue]) -> list[Issue]:

@@ -26,12 +26,27 @@ def _select(cfg: DictConfig, path: str) -> Any:
 
 
 def _container(node: Any) -> Any:
-    if isinstance(node, DictConfig) or OmegaConf.is_config(node):
-        try:
-            return OmegaConf.to_container(node, resolve=True)
-        except Exception:  # noqa: BLE001 - an unresolvable interpolation: keep it unresolved
-            return OmegaConf.to_container(node, resolve=False)
-    return node
+    """``node`` as plain data, resolved; a value whose interpolation does not resolve is kept as written, and
+    only that value: the others still resolve (the interpolation check reports the one that fails)."""
+    if not OmegaConf.is_config(node):
+        return node
+    try:
+        return OmegaConf.to_container(node, resolve=True)
+    except Exception:  # noqa: BLE001 - an unresolvable interpolation somewhere below: resolve value by value
+        pass
+    keys = list(node.keys()) if isinstance(node, DictConfig) else range(len(node))
+    out = {key: _child(node, key) for key in keys}
+    return out if isinstance(node, DictConfig) else list(out.values())
+
+
+def _child(node: Any, key: Any) -> Any:
+    raw = node._get_node(key)
+    if OmegaConf.is_config(raw) and not OmegaConf.is_interpolation(node, key):
+        return _container(raw)
+    try:
+        return _container(node[key])
+    except Exception:  # noqa: BLE001 - this value's interpolation does not resolve: keep it as written
+        return raw._value()
 
 
 def _truthy(cfg: DictConfig, path: str) -> bool:
