@@ -45,6 +45,9 @@ RATES = {
     # DGX H100: one 400 Gb/s ConnectX-7 per GPU. Half the peak, as the NPU default is "about half of the peak".
     "h100-sxm": {precision: Rates(flops=peak / 2, intra_node=H100_LINK * 450e9, inter_node=H100_LINK * 50e9)
                  for precision, peak in (("bf16", 989e12), ("fp8", 1979e12))},
+    # H800 SXM: the H100's compute (989 TFLOP/s dense BF16) with NVLink cut to 400 GB/s in total, 200 GB/s each way
+    # (NVIDIA H800 datasheet). The network is not stated by the H800 sources: one 400 Gb/s NIC per GPU, as DGX H100.
+    "h800-sxm": {"bf16": Rates(flops=989e12 / 2, intra_node=H100_LINK * 200e9, inter_node=H100_LINK * 50e9)},
 }
 CP_SHORT = {"megatron_cp_algo": "ring", "ulysses_cp_algo": "ulysses", "adaptive_cp_algo": "adaptive",
             "kvallgather_cp_algo": "kvallgather", "hybrid_cp_algo": "hybrid",
@@ -54,7 +57,8 @@ CP_SHORT = {"megatron_cp_algo": "ring", "ulysses_cp_algo": "ulysses", "adaptive_
 def layout_of(point: dict) -> Layout:
     return Layout(tp=point["tp"], pp=point["pp"], vpp=point.get("vpp"), cp=point["cp"],
                   cp_algo=point.get("cp_algo") or "megatron_cp_algo", ulysses_degree=point.get("ulysses_degree"),
-                  ep=point["ep"], etp=point["etp"], recompute=recompute_of(point["recompute"]))
+                  ep=point["ep"], etp=point["etp"], recompute=recompute_of(point["recompute"]),
+                  first_stage_layers=point.get("first_stage_layers"), last_stage_layers=point.get("last_stage_layers"))
 
 
 def layout_label(point: dict) -> str:
