@@ -131,8 +131,18 @@ def test_memory_levers_move_the_estimate_the_right_way():
     assert estimate_memory(spec, lay, world, MemoryOptions(distributed_optimizer=False)).optimizer > base.optimizer
     assert estimate_memory(spec, lay, world, MemoryOptions(full_recompute=True)).activations < base.activations
     assert estimate_memory(spec, Layout(tp=4, cp=2, ep=4), world).activations < base.activations
-    assert estimate_memory(spec, lay, world, MemoryOptions(optimizer_offload_fraction=0.5)).optimizer \
-        == pytest.approx(base.optimizer / 2, rel=1e-6)
+    # megatron's HybridDeviceOptimizer: without the precision-aware optimizer the distributed optimizer's fp32
+    # master shards (4 of the 12 bytes) stay on the device whatever the fraction; with it the kept share holds
+    # an fp32 master, two moments and an fp32 gradient copy (16)
+    for aware, half, host in ((False, 8 / 12, 4 / 12), (True, 8 / 12, 0.0)):
+        def adam(fraction, aware=aware):
+            return estimate_memory(spec, lay, world, MemoryOptions(
+                optimizer_offload_fraction=fraction, hybrid_optimizer=True, precision_aware_optimizer=aware)).optimizer
+        assert adam(0.5) == pytest.approx(base.optimizer * half, rel=1e-6)
+        assert adam(1.0) == pytest.approx(base.optimizer * host, rel=1e-6, abs=1)
+        assert adam(0.0) == pytest.approx(base.optimizer * (16 / 12 if aware else 1), rel=1e-6)
+    assert estimate_memory(spec, lay, world, MemoryOptions(precision_aware_optimizer=True)).optimizer \
+        == base.optimizer  # without the HybridDeviceOptimizer: 12 bytes either way
     assert estimate_memory(spec, lay, world, MemoryOptions(use_fused_kernels=True)).logits < base.logits
     offload = estimate_memory(spec, lay, world, MemoryOptions(param_offload=True, optimizer_offload=True))
     assert offload.peak == base.peak and offload.resident_outside_update < base.resident_outside_update

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from helpers import FIXTURES, ROOT
@@ -75,10 +77,12 @@ def _launch_options(name: str) -> dict:
                                                  optimizer_offload=True, ref_param_offload=True)),
     ("run_qwen3_30b_a3b_dppo_megatron_npu", dict(seq_len=1536, micro_batch_size=4, log_prob_tokens=6144,
                                                  ref_model=False, optimizer_offload_fraction=0.4,
-                                                 grad_reduce_in_fp32=False)),
+                                                 grad_reduce_in_fp32=False, hybrid_optimizer=True,
+                                                 precision_aware_optimizer=True)),
     ("run_qwen3_30b_a3b_sapo_megatron_npu", dict(seq_len=8192, dynamic_batch=True, ref_model=False,
                                                  optimizer_offload_fraction=1.0, optimizer_offload=False,
-                                                 grad_reduce_in_fp32=True)),
+                                                 grad_reduce_in_fp32=True, hybrid_optimizer=True,
+                                                 precision_aware_optimizer=True)),
     ("run_qwen3_235b_256k_megatron", dict(seq_len=262144, micro_batch_size=1, log_prob_tokens=262144,
                                           optimizer_offload_fraction=1.0, ref_dynamic_batch=False)),
 ])
@@ -98,6 +102,26 @@ def test_optimizer_offload_fraction_needs_optimizer_cpu_offload():
     assert options_from_config(cfg)["grad_reduce_in_fp32"] is False  # _resolve_override_ddp_config
     cfg["actor_rollout_ref"]["actor"]["megatron"]["override_ddp_config"] = {"grad_reduce_in_fp32": True}
     assert options_from_config(cfg)["grad_reduce_in_fp32"] is True  # an explicit value wins
+    assert options_from_config(cfg)["precision_aware_optimizer"] is True
+    optim["override_optimizer_config"]["use_precision_aware_optimizer"] = False  # verl applies the override last
+    assert options_from_config(cfg)["precision_aware_optimizer"] is False
+
+
+def test_plan_fraction_option_decides_the_hybrid_optimizer(capsys):
+    """``--optimizer-offload-fraction 0`` on a launch with the HybridDeviceOptimizer is megatron's plain optimizer
+    (12 bytes per parameter on the device), not the hybrid one keeping everything (16 with the precision-aware
+    optimizer)."""
+    from verl_mindspeed.cli import main
+
+    def peak(*extra):
+        assert main(["plan", "--json", "--args-file", str(LAUNCHES / "run_qwen3_30b_a3b_sapo_megatron_npu.args"),
+                     "--model", str(FIXTURES / "models" / "Qwen3-30B-A3B"), *extra]) in (0, 1)
+        data = json.loads(capsys.readouterr().out)
+        return data["layouts"][data["launch"]["row"] - 1]["memory_breakdown_gib"]["optimizer"]
+
+    assert peak() == 0  # the launch's fraction 1 with the precision-aware optimizer: every state on the host
+    plain, half = peak("--optimizer-offload-fraction", "0"), peak("--optimizer-offload-fraction", "0.5")
+    assert half == pytest.approx(plain * 8 / 12, rel=1e-3)  # 16 bytes on the kept half, against 12
 
 
 def _recompute(label: str) -> Recompute:

@@ -31,7 +31,8 @@ ACTOR = "actor_rollout_ref.actor"
 #: The defaults of the options a launch can fill (applied when neither the command line nor the launch says).
 DEFAULTS = {"seq_len": "4096", "micro_batch_size": "1"}
 #: MemoryOptions fields only a launch sets (no plan option); the token fields give way to --seq-len/--micro-batch-size.
-LAUNCH_ONLY = ("dynamic_batch", "ref_model", "param_offload", "optimizer_offload")
+LAUNCH_ONLY = ("dynamic_batch", "ref_model", "param_offload", "optimizer_offload", "hybrid_optimizer",
+               "precision_aware_optimizer")
 TOKENS = ("log_prob_tokens", "ref_log_prob_tokens", "ref_dynamic_batch")
 
 
@@ -102,6 +103,8 @@ def _fill(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
     args.no_grad_reduce_in_fp32 = args.no_grad_reduce_in_fp32 or found["grad_reduce_in_fp32"] is False
     if args.optimizer_offload_fraction is None:
         args.optimizer_offload_fraction = found.get("optimizer_offload_fraction")
+    else:  # the option decides: 0 is megatron's plain optimizer, more is the HybridDeviceOptimizer
+        found["hybrid_optimizer"] = float(args.optimizer_offload_fraction) > 0
     args.launch_options = {k: v for k, v in found.items()
                            if k in LAUNCH_ONLY or (k in TOKENS and not tokens_given)}
     role = _container(cfg, f"{ACTOR}.megatron")

@@ -15,7 +15,7 @@ from .overhead import optimizer_step_bytes
 from .params import StageParams, layer_params
 from .spec import ModelSpec
 
-__all__ = ["StageShape", "StageTerms", "held_parts", "stage_terms"]
+__all__ = ["StageShape", "StageTerms", "adam_bytes", "held_parts", "stage_terms"]
 
 
 class StageShape(NamedTuple):
@@ -144,7 +144,7 @@ def stage_terms(spec: ModelSpec, layout: Layout, world: int, opts) -> Optional[t
     if shapes is None:
         return None
     dp, edp = max(world // (layout.tp * layout.pp), 1), max(layout.expert_dp(world), 1)
-    keep = 1 - min(max(opts.optimizer_offload_fraction, 0.0), 1.0)
+    adam = adam_bytes(opts)
     grad = 4 if opts.grad_reduce_in_fp32 else 2
     ref = opts.workload == "rl" and opts.ref_model
     flags = (opts.param_offload, opts.optimizer_offload, opts.ref_param_offload)
@@ -152,7 +152,7 @@ def stage_terms(spec: ModelSpec, layout: Layout, world: int, opts) -> Optional[t
     for i, shape in enumerate(shapes[0]):
         total = shape.dense + shape.expert
         shard = shape.dense / dp + shape.expert / edp if opts.distributed_optimizer else total
-        parts = (2 * total, grad * total, 12 * shard * keep, 2 * total if ref else 0)
+        parts = (2 * total, grad * total, adam * shard, 2 * total if ref else 0)
         stage = StageTerms(*parts, optimizer_step_bytes(shard), shape.chunks, shape.flight, shape.layers)
         if i in candidates:  # only these can hold the peak (:mod:`._engine` reads ``held`` of no other)
             held = tuple(sum(held_parts(flags, phase, *parts)) for phase in ("update", "log_prob", "ref_log_prob"))
@@ -160,6 +160,26 @@ def stage_terms(spec: ModelSpec, layout: Layout, world: int, opts) -> Optional[t
                 f for (dense, moe), f in zip(shape.chunks, shape.flight) if dense + moe))
         stages.append(stage)
     return tuple(stages), shapes[1]
+
+
+def adam_bytes(opts) -> float:
+    """Device bytes of the optimizer per parameter of the distributed optimizer's shard.
+
+    Without the ``HybridDeviceOptimizer``: fp32 master and two fp32 moments, 12. With it (megatron-core 0.12.1
+    and 0.16.1 ``optimizer/cpu_offloading/hybrid_optimizer.py``, built with ``param_update_in_fp32=True`` in
+    ``optimizer/__init__.py``), a share ``1 - optimizer_offload_fraction`` of the shard by element count stays on
+    the device:
+
+    - with the precision-aware optimizer the distributed optimizer hands it the bf16 weights
+      (``distrib_optimizer.py`` ``_build_model_and_main_param_groups``); it clones each kept one to fp32 (4), holds
+      two fp32 moments (8) and, from the first step on, an fp32 copy of its gradient (``_set_sub_optimizer_grads``;
+      its ``zero_grad`` clears only the bf16 parameters' ``decoupled_grad``): 16 per kept parameter;
+    - without it the distributed optimizer keeps fp32 master shards of every parameter on the device (4, offloaded
+      or not: the optimizer only clones the offloaded ones to the host) and the kept share has two moments (8)."""
+    keep = 1 - min(max(opts.optimizer_offload_fraction, 0.0), 1.0)
+    if not (opts.hybrid_optimizer or keep < 1):  # megatron reads the fraction only with the HybridDeviceOptimizer
+        return 12.0
+    return 16 * keep if opts.precision_aware_optimizer else 4 + 8 * keep
 
 
 def held_parts(flags: tuple[bool, bool, bool], phase: str, w: float, g: float, o: float, r: float

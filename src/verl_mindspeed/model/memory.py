@@ -4,8 +4,9 @@ Per pipeline stage (the peak is the stage with the highest total):
 
 - weights 2 bytes per parameter (bf16), gradients 4 (``grad_reduce_in_fp32``, verl's default) or 2,
   Adam 12 (fp32 master and two moments), sharded by the distributed optimizer over
-  DP x CP (dense) or the expert data-parallel group (routed experts), times
-  ``1 - optimizer_offload_fraction``; the colocated ref model's bf16 weights;
+  DP x CP (dense) or the expert data-parallel group (routed experts); with megatron's
+  ``HybridDeviceOptimizer`` (:func:`._stages.adam_bytes`) what it keeps on the device of the
+  ``1 - optimizer_offload_fraction`` it does not offload; the colocated ref model's bf16 weights;
 - four phases, each with what verl 0.9.1 holds on the device then (``workers/engine/base.py``
   ``BaseEngineCtx._context_switch``): the update and the optimizer step (train mode: weights,
   gradients, Adam states; activations of the micro-batches in flight, :mod:`.activations`,
@@ -80,6 +81,12 @@ class MemoryOptions:
     """``actor_rollout_ref.actor.megatron.optimizer_offload``."""
     optimizer_offload_fraction: float = 0.0
     """megatron ``optimizer_offload_fraction``: the share of Adam states kept on the host during the step."""
+    hybrid_optimizer: bool = False
+    """megatron's ``HybridDeviceOptimizer`` (``optim.override_optimizer_config.optimizer_cpu_offload=True``)."""
+    precision_aware_optimizer: bool = False
+    """megatron ``use_precision_aware_optimizer`` (``optim.use_precision_aware_optimizer``, or the same key in
+    ``optim.override_optimizer_config``, which wins): with the ``HybridDeviceOptimizer`` it decides who holds the
+    fp32 master weights."""
     use_fused_kernels: bool = False
     """``actor_rollout_ref.model.use_fused_kernels``: log-probs and entropy without materialized logits."""
     entropy_in_update: bool = False

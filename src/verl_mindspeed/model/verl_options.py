@@ -14,7 +14,8 @@ key is read where verl 0.9.1 reads it:
 - ``optim.override_optimizer_config`` goes key by key into megatron's ``OptimizerConfig``
   (``utils/megatron/optimizer.py`` ``init_megatron_optim_config``); megatron-core offloads
   ``optimizer_offload_fraction`` of the Adam states (``HybridDeviceOptimizer``) only with
-  ``optimizer_cpu_offload`` (``optimizer/__init__.py``; the fraction defaults to 0);
+  ``optimizer_cpu_offload`` (``optimizer/__init__.py``; the fraction defaults to 0), and what it keeps on the
+  device depends on ``use_precision_aware_optimizer`` (the override's value winning over ``optim``'s);
 - ``megatron.override_ddp_config.grad_reduce_in_fp32`` wins; without it verl sets
   ``not (optim.use_precision_aware_optimizer and optim.main_grads_dtype != fp32)``
   (``workers/engine/megatron/transformer_impl.py`` ``_resolve_override_ddp_config``).
@@ -93,6 +94,10 @@ def options_from_config(cfg: Any) -> dict[str, Any]:
     fraction = _number(select(cfg, f"{override}.optimizer_offload_fraction"))
     if select(cfg, f"{override}.optimizer_cpu_offload") is True:
         out["optimizer_offload_fraction"] = min(max(fraction or 0.0, 0.0), 1.0)
+        out["hybrid_optimizer"] = True
+    aware = select(cfg, f"{override}.use_precision_aware_optimizer")
+    out["precision_aware_optimizer"] = aware if isinstance(aware, bool) \
+        else select(cfg, f"{ACTOR}.optim.use_precision_aware_optimizer") is True
     reduce = select(cfg, f"{ACTOR}.megatron.override_ddp_config.grad_reduce_in_fp32")
     if isinstance(reduce, bool):
         out["grad_reduce_in_fp32"] = reduce
