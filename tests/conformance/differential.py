@@ -43,6 +43,11 @@ A = "actor_rollout_ref.actor.megatron"
 #: (``verl_mindspeed.rules.beyond``, which ``check --upstream`` also reads).
 DELIBERATE = beyond.ERRORS
 DOCUMENTED_WARNINGS = beyond.WARNINGS
+#: Deliberate errors saying a role runs at other parallel sizes than its config is built for (another role's
+#: process groups, or a dict's size copied over the engine's). The project judges that role's other rules at the
+#: sizes the run really uses; the oracle builds each config at the sizes verl hands it, where those checks may not
+#: fire: the other errors of such a launch are consequences of the documented one, not stricter rules.
+SIZES_RULES = {"role-sizes-agree", "dict-sizes-agree"}
 CLASSES = ("agree", "stricter-documented", "noted-uncovered", "oracle-environment", "project-stricter",
            "project-missed", "severity-mismatch")
 #: Dict-carried megatron fields verl's engine also sets, which users repeat in the dict (values to draw from).
@@ -348,7 +353,8 @@ def classify(cfg: Config, release: str, res, oracle: dict) -> Row:
     elif project == upstream:
         klass = "agree"
     elif project == "error" and upstream != "error":
-        klass = "stricter-documented" if all(r in DELIBERATE for r in errors) else "project-stricter"
+        documented = all(r in DELIBERATE for r in errors) or bool(SIZES_RULES & set(errors))
+        klass = "stricter-documented" if documented else "project-stricter"
     elif upstream == "error" and project != "error" and any(i.rule == "no-hand-rule" for i in res.notes):
         klass = "noted-uncovered"
     elif upstream == "error":
