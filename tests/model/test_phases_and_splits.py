@@ -155,3 +155,19 @@ def test_the_split_is_the_lowest_for_each_cp_and_recompute():
             (lay.first_stage_layers, lay.last_stage_layers))
         checked += 1
     assert checked > 50 and any(len(found) > 1 for found in splits_seen.values())
+
+
+def test_optimizer_offload_leaves_the_hybrid_optimizers_fp32_clones_on_the_device():
+    """verl's optimizer offload moves the optimizer's state entries (the moments); the HybridDeviceOptimizer's fp32
+    clones and their fp32 gradient copies (8 of its 16 bytes per kept parameter) are no state entry and stay."""
+    base = dict(hybrid_optimizer=True, optimizer_offload_fraction=0.5, precision_aware_optimizer=True,
+                param_offload=True, optimizer_offload=True, ref_model=False)
+    hybrid = _engine.build(QWEN_MOE, LAYOUT, WORLD, MemoryOptions(**base))
+    plain = _engine.build(QWEN_MOE, LAYOUT, WORLD, MemoryOptions(**{**base, "hybrid_optimizer": False,
+                                                                   "optimizer_offload_fraction": 0.0}))
+    for stage_h, stage_p in zip(hybrid.stages, plain.stages):
+        assert stage_h.optimizer == pytest.approx(stage_p.optimizer * 8 / 12)  # 16 x 0.5 against 12
+        assert stage_h.optimizer_pinned == pytest.approx(stage_h.optimizer / 2) and stage_p.optimizer_pinned == 0
+    outside = estimate_memory(QWEN_MOE, LAYOUT, WORLD, MemoryOptions(**base)).resident_outside_update
+    assert outside > estimate_memory(QWEN_MOE, LAYOUT, WORLD, MemoryOptions(
+        **{**base, "precision_aware_optimizer": False})).resident_outside_update

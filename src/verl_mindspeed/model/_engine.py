@@ -272,7 +272,8 @@ def components(prof: Profile, index: int, rc: Recompute) -> dict:
     lg = prof.logits_update if last else 0.0
     best = None
     for phase in PHASES:
-        held = held_parts(prof.resident_flags, phase, stage.weights, stage.grads, stage.optimizer, stage.ref)
+        held = held_parts(prof.resident_flags, phase, stage.weights, stage.grads, stage.optimizer, stage.ref,
+                          stage.optimizer_pinned)
         if phase == "update":
             dynamic = (stored + max(0.0, transient - lg), lg, 0.0)
         else:
@@ -285,7 +286,8 @@ def components(prof: Profile, index: int, rc: Recompute) -> dict:
     _, phase, (weights, grads, optimizer, ref), (acts, logits, step) = best
     slack = prof.slack_s * (weights + grads + optimizer + ref) + prof.slack_d * (acts + logits + step)
     param_off, optim_off, ref_off = prof.resident_flags
-    resident = (0 if param_off else stage.weights + stage.grads) + (0 if optim_off else stage.optimizer) \
+    resident = (0 if param_off else stage.weights + stage.grads) \
+        + (stage.optimizer_pinned if optim_off else stage.optimizer) \
         + (0 if ref_off else stage.ref) + prof.fixed
     return {"weights": weights, "gradients": grads, "optimizer": optimizer, "ref_weights": ref,
             "activations": acts, "logits": logits, "optimizer_step": step, "runtime": prof.runtime,

@@ -52,6 +52,8 @@ class StageTerms(NamedTuple):
     in_flight: int = 0
     """Micro-batches in flight summed over the chunks that hold layers (each keeps at least one layer input); set on
     the stages that can hold the peak only."""
+    optimizer_pinned: float = 0.0
+    """The part of ``optimizer`` that verl's ``optimizer_offload`` leaves on the device (:func:`adam_bytes`)."""
 
 
 @lru_cache(maxsize=1024)
@@ -144,7 +146,7 @@ def stage_terms(spec: ModelSpec, layout: Layout, world: int, opts) -> Optional[t
     if shapes is None:
         return None
     dp, edp = max(world // (layout.tp * layout.pp), 1), max(layout.expert_dp(world), 1)
-    adam = adam_bytes(opts)
+    adam, pinned = adam_bytes(opts)
     grad = 4 if opts.grad_reduce_in_fp32 else 2
     ref = opts.workload == "rl" and opts.ref_model
     flags = (opts.param_offload, opts.optimizer_offload, opts.ref_param_offload)
@@ -153,17 +155,20 @@ def stage_terms(spec: ModelSpec, layout: Layout, world: int, opts) -> Optional[t
         total = shape.dense + shape.expert
         shard = shape.dense / dp + shape.expert / edp if opts.distributed_optimizer else total
         parts = (2 * total, grad * total, adam * shard, 2 * total if ref else 0)
-        stage = StageTerms(*parts, optimizer_step_bytes(shard), shape.chunks, shape.flight, shape.layers)
+        stage = StageTerms(*parts, optimizer_step_bytes(shard), shape.chunks, shape.flight, shape.layers,
+                           optimizer_pinned=pinned * shard)
         if i in candidates:  # only these can hold the peak (:mod:`._engine` reads ``held`` of no other)
-            held = tuple(sum(held_parts(flags, phase, *parts)) for phase in ("update", "log_prob", "ref_log_prob"))
+            held = tuple(sum(held_parts(flags, phase, *parts, pinned * shard))
+                         for phase in ("update", "log_prob", "ref_log_prob"))
             stage = stage._replace(held=held, in_flight=sum(
                 f for (dense, moe), f in zip(shape.chunks, shape.flight) if dense + moe))
         stages.append(stage)
     return tuple(stages), shapes[1]
 
 
-def adam_bytes(opts) -> float:
-    """Device bytes of the optimizer per parameter of the distributed optimizer's shard.
+def adam_bytes(opts) -> tuple[float, float]:
+    """Device bytes of the optimizer per parameter of the distributed optimizer's shard, and the part of them that
+    verl's ``optimizer_offload`` leaves on the device.
 
     Without the ``HybridDeviceOptimizer``: fp32 master and two fp32 moments, 12. With it (megatron-core 0.12.1
     and 0.16.1 ``optimizer/cpu_offloading/hybrid_optimizer.py``, built with ``param_update_in_fp32=True`` in
@@ -175,17 +180,23 @@ def adam_bytes(opts) -> float:
       two fp32 moments (8) and, from the first step on, an fp32 copy of its gradient (``_set_sub_optimizer_grads``;
       its ``zero_grad`` clears only the bf16 parameters' ``decoupled_grad``): 16 per kept parameter;
     - without it the distributed optimizer keeps fp32 master shards of every parameter on the device (4, offloaded
-      or not: the optimizer only clones the offloaded ones to the host) and the kept share has two moments (8)."""
+      or not: the optimizer only clones the offloaded ones to the host) and the kept share has two moments (8).
+
+    verl 0.9.1's ``offload_megatron_optimizer`` (``utils/megatron_utils.py``) moves the distributed optimizer's fp32
+    master shards (``offload_megatron_copy_params``) and every tensor of the sub-optimizers' ``state`` (the moments)
+    to the host; the HybridDeviceOptimizer's fp32 clones and their gradient copies are no state entry: 8 of the 16
+    stay."""
     keep = 1 - min(max(opts.optimizer_offload_fraction, 0.0), 1.0)
     if not (opts.hybrid_optimizer or keep < 1):  # megatron reads the fraction only with the HybridDeviceOptimizer
-        return 12.0
-    return 16 * keep if opts.precision_aware_optimizer else 4 + 8 * keep
+        return 12.0, 0.0
+    return (16 * keep, 8 * keep) if opts.precision_aware_optimizer else (4 + 8 * keep, 0.0)
 
 
-def held_parts(flags: tuple[bool, bool, bool], phase: str, w: float, g: float, o: float, r: float
-               ) -> tuple[float, float, float, float]:
+def held_parts(flags: tuple[bool, bool, bool], phase: str, w: float, g: float, o: float, r: float,
+               pinned: float = 0.0) -> tuple[float, float, float, float]:
     """(weights, gradients, Adam states, ref weights) on the device during ``phase``, of a stage's ``w``, ``g``,
-    ``o``, ``r``, given ``flags`` (``param_offload``, ``optimizer_offload``, the ref's ``param_offload``).
+    ``o``, ``r``, given ``flags`` (``param_offload``, ``optimizer_offload``, the ref's ``param_offload``);
+    ``pinned``: the part of ``o`` that ``optimizer_offload`` does not move (:func:`adam_bytes`).
 
     verl 0.9.1 ``workers/engine/base.py`` ``BaseEngineCtx._context_switch``: train mode (the update and the
     optimizer step) loads the weights and gradients when ``param_offload``, the Adam states when
@@ -196,8 +207,8 @@ def held_parts(flags: tuple[bool, bool, bool], phase: str, w: float, g: float, o
     state only where it is not offloaded. A ref that is not offloaded stays on the device throughout."""
     param_off, optim_off, ref_off = flags
     if phase == "ref_log_prob":
-        return (0.0 if param_off else w, 0.0 if param_off else g, 0.0 if optim_off else o, r)
+        return (0.0 if param_off else w, 0.0 if param_off else g, pinned if optim_off else o, r)
     r = 0.0 if ref_off else r
     if phase == "log_prob":
-        return (w, 0.0 if param_off else g, 0.0 if optim_off else o, r)
+        return (w, 0.0 if param_off else g, pinned if optim_off else o, r)
     return (w, g, o, r)
