@@ -22,8 +22,9 @@ ERRORS: dict[str, Msg] = {
                              "the config path upstream runs"),
     "mbridge-vpp": tr("a restriction of verl on NPU that MindSpeed's verl guide states (mbridge cannot be combined "
                       "with VPP): no code on the config path checks it"),
-    "uneven-pp-one-stage": tr("megatron-core 0.12.1 accepts both uneven stage sizes at PP=1 and builds the last "
-                              "stage's number of layers: the model built has fewer layers than the checkpoint"),
+    "uneven-pp-one-stage": tr("megatron-core accepts both uneven stage sizes at PP=1 (0.16.1 refuses them only when "
+                              "they add up to num_layers) and builds the last stage's number of layers: the model "
+                              "built has fewer layers than the checkpoint"),
     "model-layers-pp": tr("megatron floors num_layers / PP silently: the model built has fewer layers than the "
                           "checkpoint"),
     "model-noop-layers": tr("no-op layers that the model's num_layers does not count replace layers of the "

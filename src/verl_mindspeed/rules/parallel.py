@@ -193,13 +193,14 @@ def vpp_requires_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
 
 @rule("uneven-pp-one-stage", cites="megatron/core/transformer/transformer_block.py get_num_layers_to_build",
-      holds_for="megatron-core 0.12.1 (no exception: the wrong number of layers is built)")
+      holds_for="megatron-core 0.12.1 and 0.16.1: no exception (0.16.1 raises only when the two sizes add up to "
+                "num_layers); the wrong number of layers is built")
 def uneven_pp_one_stage(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """Both uneven stage sizes at PP=1: the remaining layers divide by PP - 2 = -1, so no check fires, and the one
     stage, first and last at once, builds ``num_layers_in_last_pipeline_stage`` layers."""
     first = _int(role.given.get("num_layers_in_first_pipeline_stage"))
     last = _int(role.given.get("num_layers_in_last_pipeline_stage"))
-    if first is None or last is None or role.pp != 1 or ctx.core >= (0, 16):
+    if first is None or last is None or role.pp != 1:
         return
     layers = ctx.model.num_layers if ctx.model is not None else None
     yield error(
@@ -214,15 +215,15 @@ def uneven_pp_one_stage(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
 
 @rule("uneven-pp-needs-middle", cites=_MCORE_TC,
-      holds_for="PP=1: megatron-core 0.12.1 (ZeroDivisionError) and 0.16.1 (ValueError); both stages at PP=2: "
-                "0.12.1 only")
+      holds_for="one uneven stage size at PP=1: megatron-core 0.12.1 (ZeroDivisionError) and 0.16.1 (ValueError); "
+                "both stages at PP=2: 0.12.1 only")
 def uneven_pp_needs_middle(role: RoleView, ctx: Context) -> Iterable[Issue]:
     first = role.given.get("num_layers_in_first_pipeline_stage")
     last = role.given.get("num_layers_in_last_pipeline_stage")
     uneven = [n for n in ("num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage")
               if role.given.get(n) is not None]
-    if len(uneven) == 2 and role.pp == 1 and ctx.core < (0, 16):
-        return  # uneven-pp-one-stage: megatron-core 0.12.1 raises nothing there
+    if len(uneven) == 2 and role.pp == 1:
+        return  # uneven-pp-one-stage: megatron-core raises nothing there (0.16.1: unless they add up to num_layers)
     if uneven and role.pp == 1:
         yield error(
             role.key(uneven[0]),
