@@ -109,20 +109,13 @@ CASES = [
      O + "num_layers_in_first_pipeline_stage",
      "num_layers_in_first_pipeline_stage requires pipeline_model_parallel_size > 1 (got 1)",
      {O + "num_layers_in_first_pipeline_stage": 3, M + "pipeline_model_parallel_size": 2}, {}),
-    ("uneven-pp-one-stage",
-     {O + "num_layers_in_first_pipeline_stage": 3, O + "num_layers_in_last_pipeline_stage": 1}, "error",
-     O + "num_layers_in_last_pipeline_stage",
-     "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage at pipeline_model_parallel_size=1: "
-     "megatron-core raises nothing and builds num_layers_in_last_pipeline_stage=1 layers",
-     {O + "num_layers_in_first_pipeline_stage": 3, O + "num_layers_in_last_pipeline_stage": 1,
-      M + "pipeline_model_parallel_size": 4}, {}),
-    ("uneven-pp-one-stage",
-     {O + "num_layers_in_first_pipeline_stage": 3, O + "num_layers_in_last_pipeline_stage": 1}, "error",
-     O + "num_layers_in_last_pipeline_stage",
-     "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage at pipeline_model_parallel_size=1: "
-     "megatron-core raises nothing and builds num_layers_in_last_pipeline_stage=1 layers",
-     {O + "num_layers_in_first_pipeline_stage": 3, O + "num_layers_in_last_pipeline_stage": 1,
-      M + "pipeline_model_parallel_size": 4}, {"pass_opts": MCORE16, **MCORE16}),
+    *[("uneven-pp-one-stage",  # megatron-core 0.12.1 and 0.16.1 alike
+       {O + "num_layers_in_first_pipeline_stage": 3, O + "num_layers_in_last_pipeline_stage": 1}, "error",
+       O + "num_layers_in_last_pipeline_stage",
+       "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage at pipeline_model_parallel_size=1: "
+       "megatron-core raises nothing and builds num_layers_in_last_pipeline_stage=1 layers",
+       {O + "num_layers_in_first_pipeline_stage": 3, O + "num_layers_in_last_pipeline_stage": 1,
+        M + "pipeline_model_parallel_size": 4}, options) for options in ({}, {"pass_opts": MCORE16, **MCORE16})],
     ("uneven-pp-needs-middle",
      {M + "pipeline_model_parallel_size": 2, O + "num_layers_in_first_pipeline_stage": 1,
       O + "num_layers_in_last_pipeline_stage": 1}, "error", O + "num_layers_in_last_pipeline_stage",

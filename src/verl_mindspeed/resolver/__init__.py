@@ -26,6 +26,7 @@ from ..rules import RULES
 from ..rules._base import Context, warning
 from ..simulate import Build, RoleInput, Simulation, active_roles, read_role, simulate, world_size
 from ._finalize import injected_dict
+from ._interpolation import still_interpolated
 from ._keys import check_megatron_keys, check_otc_keys, uncovered_switches
 from ._normalize import normalize
 from ._role_checks import check_megatron_values, check_otc_values, preflight_issues
@@ -257,9 +258,9 @@ def _megatron_view(view: Build) -> dict[str, Any]:
 def _unresolved_keys(inputs: Iterable[RoleInput]) -> set[str]:
     """Keys whose value still holds an interpolation that did not resolve: a rule cannot judge what it reads
     there (the interpolation check already reports the key)."""
-    keys = {f"{i.prefix}.{k}" for i in inputs for k, v in i.megatron.items() if isinstance(v, str) and "${" in v}
+    keys = {f"{i.prefix}.{k}" for i in inputs for k, v in i.megatron.items() if still_interpolated(v)}
     keys |= {f"{i.prefix}.{catalog.OTC}.{k}" for i in inputs for k, v in (i.given or {}).items()
-             if isinstance(v, str) and "${" in v}
+             if still_interpolated(v)}
     return keys
 
 

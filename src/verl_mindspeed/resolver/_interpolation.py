@@ -24,6 +24,12 @@ _ENV = re.compile(r"Environment variable '([^']+)' not found")
 _KEY = re.compile(r"Interpolation key '([^']+)' not found")
 
 
+def still_interpolated(value: Any) -> bool:
+    """A value that holds an interpolation: read after resolving, one that does not resolve (reported at its key by
+    :func:`unresolved`), whose type and meaning are unknown."""
+    return isinstance(value, str) and "${" in value
+
+
 def _strings(node: Any, path: str) -> Iterable[tuple[str, str]]:
     if isinstance(node, dict):
         for key, value in node.items():
@@ -31,7 +37,7 @@ def _strings(node: Any, path: str) -> Iterable[tuple[str, str]]:
     elif isinstance(node, list):
         for index, value in enumerate(node):
             yield from _strings(value, f"{path}[{index}]")
-    elif isinstance(node, str) and "${" in node:
+    elif still_interpolated(node):
         yield path, node
 
 

@@ -11,7 +11,7 @@ from ..catalog import universe
 from ..errors import Issue
 from ..i18n import tr
 from ..rules._base import error, fmt
-from ._interpolation import unresolved
+from ._interpolation import still_interpolated, unresolved
 from ._values import check_arg, check_flag, suggested_value
 
 
@@ -32,7 +32,7 @@ def preflight_issues(cfg: DictConfig) -> Iterable[Issue]:
 def check_megatron_values(prefix: str, megatron: dict[str, Any]) -> list[Issue]:
     issues = []
     for flag in catalog.flags("megatron"):
-        if flag.name in megatron and not _unresolved(megatron[flag.name]):
+        if flag.name in megatron and not still_interpolated(megatron[flag.name]):  # no type error repeats it
             problem = check_flag(flag, megatron[flag.name])
             if problem:
                 fix = suggested_value(problem, megatron[flag.name], flag.minimum)
@@ -46,12 +46,6 @@ def check_megatron_values(prefix: str, megatron: dict[str, Any]) -> list[Issue]:
     return issues
 
 
-def _unresolved(value: Any) -> bool:
-    """A value still holding an interpolation: one that does not resolve, which ``unresolved`` reports at its key
-    (its type is unknown, so no type error repeats it)."""
-    return isinstance(value, str) and "${" in value
-
-
 def _numeric_text(value: Any) -> bool:
     """A string that reads as a number or a truth value: what ``${oc.env:X}`` gives for a size or a switch."""
     return isinstance(value, str) and value.strip().lower().lstrip("-").isdigit() or value in ("true", "false")
@@ -63,8 +57,8 @@ def check_otc_values(prefix: str, otc: dict[str, Any], release: str) -> list[Iss
     ms_release, ms_all = universe.mindspeed_args(release), universe.mindspeed_args()
     mg = universe.megatron_training_args()
     for name, value in otc.items():
-        if _unresolved(value):
-            continue
+        if still_interpolated(value):
+            continue  # the interpolation check reports it
         flag = catalog.flag(name, "otc")
         if flag is not None:
             if flag.type == "layers":
