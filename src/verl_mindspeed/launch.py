@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -20,9 +19,7 @@ from .compose import VerlTree, compose_argv, era_of_tree
 from .compose._script import LaunchFile, read_launch_file
 from .errors import EvaluationError, Issue, Location
 from .i18n import tr
-from .report import fix_line
-from .resolver import Resolution, resolve
-from .resolver._review import review
+from .resolver import Resolution, resolve, review
 from .rules._base import issue
 
 
@@ -90,8 +87,7 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
     except OmegaConfBaseException as exc:  # a value the checks need does not resolve: that is the error to report
         res = Resolution([_unresolved(exc)], {}, release, era=era, injected=injected)
     res.model = model
-    res.issues = [replace(i, override=fix_line(i, argv)) for i in [*issues, *model_issues, *res.issues]]
-    res.issues = review(res.issues, cfg, argv, tree, locations)
+    res.issues = review([*issues, *model_issues, *res.issues], cfg, argv, tree, locations)
     res.versions.update({"verl": tree.version if tree else "not found", "verl_config": config_label,
                          "verl_mindspeed": __version__, "transformer_config": universe.transformer_config_fields()[1]})
     return res

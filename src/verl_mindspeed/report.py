@@ -75,17 +75,10 @@ def feature_table(roles: dict[str, dict[str, dict[str, Any]]], lang: str = "en")
 
 
 def fix_line(issue: Issue, argv: Iterable[str]) -> Optional[str]:
-    """A corrected override for the issue: the rule's own, or the user's line with the suggested key."""
-    if issue.override:
-        return issue.override
-    if not issue.suggestion:
-        return None
-    for arg in argv:
-        prefix = arg[: len(arg) - len(arg.lstrip("+~"))]
-        key, eq, value = arg[len(prefix):].partition("=")
-        if key == issue.key and eq:
-            return f"{prefix}{issue.suggestion}={value}"
-    return None
+    """A corrected override for the issue: the rule's own, or the user's line under the suggested key."""
+    from .resolver import suggested_line
+
+    return issue.override or suggested_line(issue, argv)
 
 
 def issues_block(title: str, mark: str, issues: list[Issue], argv: list[str], lang: str = "en") -> list[str]:

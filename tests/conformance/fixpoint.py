@@ -1,7 +1,8 @@
 """Fix lines pasted back, round after round, as a user does: the contract that every error's fix converges.
 
 A round checks the launch, takes the fix line of every error, and pastes it: each word of a fix replaces the
-argument that sets the same key (the user edits that line), or is appended when no argument does. An error
+argument that sets the same key (the user edits that line), or is appended when no argument does; a ``~key``
+word deletes the argument that sets the key (what Hydra does with it appended). An error
 without a fix line stops the launch there (``stuck``). Two rounds that report the same errors are a loop.
 """
 
@@ -22,7 +23,9 @@ def paste(argv: list[str], fixes: list[str]) -> list[str]:
     for line in fixes:
         for word in shlex.split(line):
             keys = [i for i, arg in enumerate(out) if "=" in arg and _key(arg) == _key(word)]
-            if keys:
+            if keys and word.startswith("~"):  # '~key': the user deletes the argument that sets the key
+                out = [arg for i, arg in enumerate(out) if i not in keys]
+            elif keys:
                 out[keys[-1]] = word
             else:
                 out.append(word)

@@ -38,7 +38,7 @@ def test_github_annotation_points_at_the_line(base_cfg, capsys, tmp_path):
     assert code == 1
     (ann,) = [o for o in out if o.startswith("::")]
     assert ann.startswith(f"::error file={path},line={line},title=unknown-key::{O}use_flash_atn: ")
-    assert "%0Afix: +" in ann and "\n" not in ann
+    assert f"%0Afix: ~{O}use_flash_atn ++" in ann and "\n" not in ann
 
 
 def test_sarif_log(base_cfg, capsys, tmp_path):
@@ -53,7 +53,7 @@ def test_sarif_log(base_cfg, capsys, tmp_path):
     assert result["level"] == "error" and result["ruleId"] == "unknown-key"
     physical = result["locations"][0]["physicalLocation"]
     assert physical["artifactLocation"]["uri"] == path.as_posix() and physical["region"]["startLine"] == line
-    assert result["properties"]["override"].lstrip("+") == f"{O}use_flash_attn=True"
+    assert result["properties"]["override"] == f"~{O}use_flash_atn ++{O}use_flash_attn=True"
     assert run["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
 
 
@@ -72,7 +72,7 @@ def test_sarif_and_github_for_a_command_that_cannot_be_evaluated(capsys):
 def test_annotations_in_chinese(base_cfg, capsys, tmp_path):
     path, _ = bad_args_file(tmp_path)
     main(["check", "--args-file", str(path), "--format", "github", "--lang", "zh"])
-    assert "%0A修正: +" in capsys.readouterr().out
+    assert "%0A修正: ~" in capsys.readouterr().out
 
 
 def test_check_files(base_cfg, capsys, tmp_path):

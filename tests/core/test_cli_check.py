@@ -32,7 +32,7 @@ def test_json_shape(base_cfg, capsys):
     assert set(err) >= {"key", "message", "hint", "suggestion"}
     assert err["key"] == O + "use_flash_atn"
     assert err["suggestion"] == O + "use_flash_attn"
-    assert err["override"] == f"+{O}use_flash_attn=True"
+    assert err["override"] == f"~{O}use_flash_atn ++{O}use_flash_attn=True"
     assert set(data["roles"]["actor"]) == {"override_transformer_config", "megatron", "repatch"}
     assert data["versions"]["verl"]
 
@@ -77,8 +77,8 @@ def test_text_report(base_cfg, capsys):
     assert code == 1
     # a plain verl launch: MindSpeed never reads the guide's permute name, so it is an error like the typo
     assert "Fused MoE permute/unpermute" in out and "Errors (2)" in out
-    assert f"fix:  +{O}use_fused_rmsnorm=True" in out
-    assert f"fix:  +{O}use_fused_moe_token_permute_and_unpermute=True" in out
+    assert f"fix:  ~{O}use_fused_rmsnrom ++{O}use_fused_rmsnorm=True" in out
+    assert f"fix:  ~{O}fused_permute_and_unpermute ++{O}use_fused_moe_token_permute_and_unpermute=True" in out
     assert "FAILED: 2 errors, 0 warnings" in out
 
 
@@ -150,7 +150,7 @@ def test_report_in_chinese(base_cfg, capsys):
     code = main(["check", "--lang", "zh", *BASE, f"+{O}use_flash_atn=True"])
     out = capsys.readouterr().out
     assert code == 1
-    assert "张量并行 (TP)" in out and "错误 (1)" in out and f"修正:  +{O}use_flash_attn=True" in out
+    assert "张量并行 (TP)" in out and "错误 (1)" in out and f"修正:  ~{O}use_flash_atn ++{O}use_flash_attn=True" in out
     assert "未通过: 1 个错误" in out
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("特性"))

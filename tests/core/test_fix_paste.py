@@ -37,7 +37,9 @@ def paste(argv: list[str], issue) -> list[str]:
     out = list(argv)
     index = max(i for i, arg in enumerate(out) if _key(arg) == issue.key)
     if issue.override:
-        words = shlex.split(issue.override)  # a fix line is written for a shell script: one word there
+        words = shlex.split(issue.override)  # a fix line is written for a shell script
+        if words[0] == f"~{issue.key}":
+            return [*out, *words]  # a renamed '+' key: appended as printed, Hydra deletes it, then sets the right key
         assert len(words) == 1, issue.override
         out[index] = words[0]
     else:
@@ -128,9 +130,36 @@ def test_a_plus_fix_after_a_preset_is_plus_plus(base_cfg):
     argv = [*BASE, "+mindspeed=dense", f"+{O}.use_flash_atn=True", f"+{O}.use_fused_swiglu=True"]
     res = evaluate(argv)
     fixes = {i.key: i.override for i in res.errors}
-    assert fixes[f"{O}.use_flash_atn"] == f"++{O}.use_flash_attn=True"    # the preset set it
+    # the typo deleted, the right key set with '++' (the preset set it)
+    assert fixes[f"{O}.use_flash_atn"] == f"~{O}.use_flash_atn ++{O}.use_flash_attn=True"
     assert fixes[f"{O}.use_fused_swiglu"] == f"++{O}.use_fused_swiglu=True"
     round_trip(argv[len(BASE):], [f"{O}.use_flash_atn", f"{O}.use_fused_swiglu"])
+
+
+@pytest.mark.parametrize("typo", [f"++{O}.use_flash_atn=True", f"+{O}.use_fused_rmsnrom=True",
+                                  f"+{M}.tensor_model_paralel_size=2", f"++{M}.param_offlaod=True",
+                                  "+actor_rollout_ref.actor.ppo_mini_batch_siz=32"])
+def test_a_renamed_key_pastes_at_the_end_as_printed(base_cfg, typo):
+    """A '+' key with a typo: its fix line appended to the launch as printed (the typo still in it; Hydra applies
+    the overrides in order, '~typo' included) leaves no error, and the right key holds the user's value."""
+    argv = [*BASE, *MICRO, typo]
+    (issue,) = [i for i in evaluate(argv).errors if i.key == typo.lstrip("+").partition("=")[0]]
+    fixed = evaluate([*argv, *shlex.split(issue.override)])
+    assert not fixed.errors, [(i.key, str(i.message)) for i in fixed.errors]
+    assert issue.override.startswith(f"~{issue.key} ++{issue.suggestion}={typo.partition('=')[2]}")
+
+
+def test_overrides_apply_in_order_as_hydra_applies_them(base_cfg):
+    """A key added then deleted on the same line is gone, not an error; deleted twice, the second '~' fails, as in
+    Hydra. With another override Hydra refuses on the line, each is screened in the order Hydra applies them."""
+    added_and_gone = [f"+{M}.foo=1", f"~{M}.foo"]
+    assert not evaluate([*BASE, *MICRO, *added_and_gone]).errors
+    refused = f"+{M}.tensor_model_parallel_size=2"  # it exists: '+' fails
+    res = evaluate([*BASE, *MICRO, *added_and_gone, refused])
+    assert [(i.key, i.rule) for i in res.errors] == [(f"{M}.tensor_model_parallel_size", "hydra-append")]
+    res = evaluate([*BASE, *MICRO, *added_and_gone, f"~{M}.foo", refused])
+    assert {(i.key, i.rule) for i in res.errors} == {(f"{M}.tensor_model_parallel_size", "hydra-append"),
+                                                     (f"{M}.foo", "hydra-delete")}
 
 
 _FLAGS = sorted(f.name for f in catalog.flags("otc") if len(f.name) > 8)

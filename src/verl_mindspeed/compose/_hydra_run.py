@@ -37,17 +37,20 @@ def screen(base: Optional[DictConfig], remaining: list) -> list[tuple[tuple, str
     if base is None:
         return []
     found = []
+    made: dict[str, bool] = {}  # keys an earlier override of the launch added (True) or deleted (False)
     for text, override in remaining:
         key = override.key_or_group
         if "." not in key or key.startswith("hydra.") or "@" in key or "/" in key:
             continue
-        exists = has_path(base, key)
+        exists = made.get(key, has_path(base, key))
         if override.is_delete() and not exists:
             found.append(((text, override), f"Could not delete from config. '{key}' does not exist."))
-        elif override.is_add() and occupied(base, key):
+        elif override.is_add() and (made[key] if key in made else occupied(base, key)):
             found.append(((text, override), f"Could not append to config. An item is already at '{key}'."))
         elif not (override.is_add() or override.is_force_add() or override.is_delete()) and not exists:
             found.append(((text, override), f"Could not override '{key}'.\nTo append to your config use +{text}"))
+        else:
+            made[key] = not override.is_delete()  # Hydra applies the overrides in order
     return found
 
 

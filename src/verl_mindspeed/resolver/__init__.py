@@ -29,6 +29,7 @@ from ._finalize import injected_dict
 from ._interpolation import still_interpolated
 from ._keys import check_megatron_keys, check_otc_keys, uncovered_switches
 from ._normalize import normalize
+from ._review import review, suggested_line
 from ._role_checks import check_megatron_values, check_otc_values, preflight_issues
 
 SCHEMA_VERSION = 1
@@ -274,4 +275,4 @@ def _dedupe(issues: list[Issue]) -> list[Issue]:
     return out
 
 
-__all__ = ["Resolution", "SCHEMA_VERSION", "resolve", "inject", "VERL_OTC_DEFAULTS"]
+__all__ = ["Resolution", "SCHEMA_VERSION", "resolve", "inject", "review", "suggested_line", "VERL_OTC_DEFAULTS"]

@@ -121,6 +121,8 @@ def check_added_keys(cfg: Any, argv: Sequence[str], tree: Any) -> list[Issue]:
     for prefix, key, value, arg in added_keys(argv):
         if f".{catalog.OTC}." in f".{key}." and not key.endswith(f".{catalog.OTC}"):
             continue
+        if not has_path(cfg, key):
+            continue  # a later '~key' deleted it: verl never sees it
         verdict = index.verdict(cfg, key, user_paths)
         if verdict.kind == "rejected":
             why = verl_keys.explain(verdict.at, version, config_name)

@@ -39,8 +39,27 @@ def _args_by_key(argv: Sequence[str]) -> dict[str, str]:
     return {split_override(a)[1]: a for a in argv if not a.startswith("-")}
 
 
+def suggested_line(issue: Issue, argv: Iterable[str]) -> Optional[str]:
+    """The user's argument for ``issue.key`` under the suggested key, or ``None`` without a suggestion.
+
+    A ``+``/``++`` key renamed by a suggestion is deleted first (``~typo ++right=v``): pasted at the end of the
+    launch as printed, Hydra applies the overrides in order, so the typo is gone and the right key set (``++``:
+    it may exist already, where ``+`` fails). An argument without ``+`` is one Hydra itself refuses (its key
+    does not exist), so no appended line helps: the fix is the argument to write in its place.
+    """
+    if not issue.suggestion:
+        return None
+    for arg in argv:
+        prefix, key, value = split_override(arg)
+        if key == issue.key and "=" in arg and not prefix.startswith("~"):
+            if prefix and issue.suggestion != key:
+                return f"~{key} ++{issue.suggestion}={value}"
+            return f"{prefix}{issue.suggestion}={value}"
+    return None
+
+
 def _fix(issue: Issue, cfg: Any, argv: Sequence[str]) -> Issue:
-    override = issue.override
+    override = issue.override or suggested_line(issue, argv)
     if override is None and issue.rule == "value":
         override = value_fix(issue.key, argv)
     if override and override.startswith("+") and not override.startswith("++") and "." in override.partition("=")[0] \
@@ -100,7 +119,7 @@ def _one_shell_word(text: str) -> bool:
         words = shlex.split(text)
     except ValueError:
         return False
-    return bool(words) and all("=" in w and " " not in w.partition("=")[0] for w in words)
+    return bool(words) and all(" " not in w.partition("=")[0] and ("=" in w or w.startswith("~")) for w in words)
 
 
 def _exists(cfg: Any, override: str) -> bool:
@@ -123,4 +142,4 @@ def _locate(issue: Issue, argv: Sequence[str], locations: Sequence[Optional[Loca
     return issue
 
 
-__all__ = ["review"]
+__all__ = ["review", "suggested_line"]
