@@ -385,7 +385,13 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict, validates: bo
         if failure is not None:  # verl's engine refuses the role before MindSpeed is ever called
             out.verl_error = {"stage": "verl-engine", "role": role, **failure}
             return out
-        args = repatch_dict(engine)
+        try:
+            args = repatch_dict(engine)
+        except Exception as exc:  # noqa: BLE001 - verl's own repatch refuses the dict (attention_backend=<typo>)
+            out.verl_error = {"stage": "verl-engine", "role": role, "exc_type": type(exc).__name__,
+                              "message": str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "",
+                              "where": "verl/workers/engine/mindspeed/transformer_impl.py _mindspeed_repatch"}
+            return out
         user = {k for k, v in (engine.override_transformer_config or {}).items()
                 if k not in default_dict or default_dict[k] != v}
         switches |= {k for k in user if args.get(k) not in (None, False, 0, "")}
