@@ -42,7 +42,7 @@ def main(argv=None) -> int:
         print(f"upstream sources missing: {', '.join(gone)} (set VERL_MINDSPEED_UPSTREAM)", file=sys.stderr)
         return 2
     start = time.monotonic()
-    configs = differential.generate(opts.cases) + differential.launch_files()
+    configs = differential.corpus(opts.cases)
     with pool.OraclePool() as oracle:
         judge = differential.Judge(oracle, opts.release, injected=opts.injected, upstream=opts.upstream,
                                    progress=lambda text: print(text, file=sys.stderr, flush=True))

@@ -8,8 +8,9 @@ verl offers (Megatron-Bridge, the default; mbridge with ``vanilla_mbridge=True``
 ``use_mbridge=False``, which verl 0.9.1's engine refuses); a majority (seven in ten) under a
 ``+mindspeed=<preset>``, judged as injected; a quarter given to one of verl's other Megatron entries
 (:data:`ENTRIES`: the experimental fully-async and one-step-off-policy trainers, each with its own config tree),
-the rest to ``verl.trainer.main_ppo``. Also the repo's ``examples/*.args`` and
-the corpus of real launch lines. Each is composed once, then judged for every MindSpeed release by:
+the rest to ``verl.trainer.main_ppo``. One in :data:`TYPO_EVERY` also comes back with a typo (:func:`typos`: a
+MindSpeed key, a key of verl's megatron section, or a choice value misspelt). Also the repo's ``examples/*.args``
+and the corpus of real launch lines. Each is composed once, then judged for every MindSpeed release by:
 
 - the project: ``verl_mindspeed.launch.resolve_launch`` (errors / warnings; notes do not count);
 - the oracle: verl 0.9.1's own code for the inputs (``verl_side``), MindSpeed + megatron-core for the verdict.
@@ -205,6 +206,53 @@ def generate(n: int, seed: int = 0) -> list[Config]:
 
     collect()
     return out
+
+
+#: One generated configuration in this many also comes back with a typo, as users write them (see :func:`typos`).
+TYPO_EVERY = 10
+
+
+def typos(configs: list[Config]) -> list[Config]:
+    """Typo variants of every :data:`TYPO_EVERY`-th configuration, in turn: a MindSpeed key of the dict misspelt
+    (MindSpeed keeps it and never reads it), a key of verl's megatron section misspelt (verl's dataclass refuses
+    it), a choice value misspelt. The letter dropped is the middle one; a variant whose typo happens to be a real
+    key or value is left out. Derived from ``configs``, so the generated ones keep their verdicts."""
+    from verl_mindspeed.catalog import universe
+
+    known = universe.known_otc_keys()
+    otc = f"{A}.override_transformer_config."
+    out = []
+    for n, cfg in enumerate(configs[TYPO_EVERY // 2::TYPO_EVERY]):
+        kind = ("otc-key", "megatron-key", "value")[n % 3]
+        if kind == "otc-key":
+            keys = sorted(k for k in cfg.settings if k.startswith(otc))
+        elif kind == "megatron-key":
+            keys = sorted(k for k in cfg.settings if k.startswith(A + ".") and "." not in k[len(A) + 1:])
+        else:
+            keys = sorted(k for k, v in cfg.settings.items() if k.startswith(otc) and isinstance(v, str)
+                          and len(v) > 3)
+        if not keys:
+            continue
+        key = keys[n % len(keys)]
+        settings = dict(cfg.settings)
+        if kind == "value":
+            value = settings[key]
+            settings[key] = value[:len(value) // 2] + value[len(value) // 2 + 1:]
+        else:
+            head, _, leaf = key.rpartition(".")
+            typo = leaf[:len(leaf) // 2] + leaf[len(leaf) // 2 + 1:]
+            if typo in known:
+                continue
+            settings[f"{head}.{typo}"] = settings.pop(key)
+        out.append(Config(f"{cfg.name}-typo-{kind}", settings, cfg.model, preset=cfg.preset, entry=cfg.entry))
+    return out
+
+
+def corpus(n: int) -> list[Config]:
+    """What the differential, the fix-point test and the report judge: ``n`` generated configurations, their
+    :func:`typos`, the repo's examples and the real launch lines."""
+    generated = generate(n)
+    return generated + typos(generated) + launch_files()
 
 
 def launch_files() -> list[Config]:

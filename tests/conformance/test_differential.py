@@ -27,7 +27,7 @@ def judge(oracle, mode: str) -> list:
     oracle then runs the injected config), the table printed and the repros written."""
     import differential
 
-    configs = differential.generate(CASES) + differential.launch_files()
+    configs = differential.corpus(CASES)
     rows = differential.Judge(oracle, injected=mode == "injected", upstream=True,
                               upstream_limit=UPSTREAM_CASES).judge(configs)
     out = Path(os.environ.get("VERL_MINDSPEED_DIFFERENTIAL_OUT",
