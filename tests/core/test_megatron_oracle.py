@@ -85,12 +85,13 @@ def test_megatron_agrees_with_our_errors(resolve_cfg, settings, rule):
 
 
 def test_both_uneven_sizes_at_one_stage_build_the_last_stages_layers(resolve_cfg, monkeypatch):
-    """Why uneven-pp-one-stage is an error although megatron-core 0.12.1 accepts the config: its own layer count
-    at PP=1 (a stage that is first and last at once) is num_layers_in_last_pipeline_stage, not num_layers."""
+    """Why model-layers-pp refuses both uneven sizes at PP=1 although megatron-core 0.12.1 accepts the config: its
+    own layer count at PP=1 (a stage that is first and last at once) is num_layers_in_last_pipeline_stage, not
+    num_layers."""
     block = require("megatron.core.transformer.transformer_block")
     parallel_state = require("megatron.core.parallel_state")
     result = resolve_cfg({O + "num_layers_in_first_pipeline_stage": 3, O + "num_layers_in_last_pipeline_stage": 1})
-    assert "uneven-pp-one-stage" in {i.rule for i in result.errors}
+    assert "model-layers-pp" in {i.rule for i in result.errors}
     config = build(result)  # the config check passes: (4 - 3 - 1) % (1 - 2) == 0
     for name, value in (("get_pipeline_model_parallel_world_size", 1), ("is_pipeline_first_stage", True),
                         ("is_pipeline_last_stage", True), ("get_virtual_pipeline_model_parallel_world_size", None)):

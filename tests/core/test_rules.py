@@ -109,7 +109,7 @@ CASES = [
      O + "num_layers_in_first_pipeline_stage",
      "num_layers_in_first_pipeline_stage requires pipeline_model_parallel_size > 1 (got 1)",
      {O + "num_layers_in_first_pipeline_stage": 3, M + "pipeline_model_parallel_size": 2}, {}),
-    *[("uneven-pp-one-stage",  # megatron-core 0.12.1 and 0.16.1 alike
+    *[("model-layers-pp",  # both uneven sizes at PP=1, no model needed: megatron-core 0.12.1 and 0.16.1 alike
        {O + "num_layers_in_first_pipeline_stage": 3, O + "num_layers_in_last_pipeline_stage": 1}, "error",
        O + "num_layers_in_last_pipeline_stage",
        "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage at pipeline_model_parallel_size=1: "

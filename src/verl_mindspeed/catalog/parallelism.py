@@ -40,7 +40,7 @@ PP = Feature(
              help="Layers on the last pipeline stage when the split is uneven.", feeds="TransformerConfig.num_layers_in_last_pipeline_stage"),
     ),
     rules=("model-parallel-divides-world", "role-sizes-agree", "mbridge-vpp", "vpp-requires-pp",
-           "uneven-pp-needs-middle", "uneven-pp-one-stage"),
+           "uneven-pp-needs-middle", "model-layers-pp"),
 )
 
 EP = Feature(

@@ -3,7 +3,7 @@
 The one list of them: ``check --upstream`` reads it to say why a hand rule is stricter than the upstream run,
 the conformance judge accepts exactly these disagreements, and docs/deliberate.md (generated from here) lists
 them. A check that is not here and disagrees with upstream is a bug of the hand rules. Where the check is a
-registered rule, its ``cites`` names the upstream code; the two single-key checks cite theirs in :data:`CITES`.
+registered rule, its ``cites`` names the upstream code; the single-key checks cite theirs in :data:`CITES`.
 """
 
 from __future__ import annotations
@@ -17,16 +17,17 @@ from ._base import RULES
 ERRORS: dict[str, Msg] = {
     "unknown-key": tr("a key nothing reads (a typo): MindSpeed keeps it silently and the run silently lacks the "
                       "option"),
-    "unknown-megatron-key": tr("verl refuses it later, when the section becomes a dataclass, after Ray starts"),
+    "value": tr("a value of the wrong type or outside the choices of the code that reads it: verl's path runs no "
+                "argparse, so nothing refuses it while the config is built; the run reads it as something else (any "
+                "string as true), selects nothing with it (context_parallel_algo), or fails where the layer that "
+                "reads it is built (normalization, the MoE dispatcher)"),
     "batch-divisibility": tr("verl's trainer asserts batch sizes against the device count at run time, outside "
                              "the config path upstream runs"),
     "mbridge-vpp": tr("a restriction of verl on NPU that MindSpeed's verl guide states (mbridge cannot be combined "
                       "with VPP): no code on the config path checks it"),
-    "uneven-pp-one-stage": tr("megatron-core accepts both uneven stage sizes at PP=1 (0.16.1 refuses them only when "
-                              "they add up to num_layers) and builds the last stage's number of layers: the model "
-                              "built has fewer layers than the checkpoint"),
-    "model-layers-pp": tr("megatron floors num_layers / PP silently: the model built has fewer layers than the "
-                          "checkpoint"),
+    "model-layers-pp": tr("megatron floors num_layers / PP silently, and with both uneven stage sizes at PP=1 builds "
+                          "the last stage's number of layers (0.16.1 refuses them only when they add up to "
+                          "num_layers): the model built has fewer layers than the checkpoint"),
     "model-noop-layers": tr("no-op layers that the model's num_layers does not count replace layers of the "
                             "checkpoint: the weight loader fails or loads the wrong layers, after the config is "
                             "built"),
@@ -68,7 +69,10 @@ WARNINGS: dict[str, Msg] = {
 #: The upstream code behind the checks that are not registered rules.
 CITES = {
     "unknown-key": "mindspeed/megatron_adaptor.py repatch (setattr of every key, read or not)",
-    "unknown-megatron-key": "verl/utils/config.py omega_conf_to_dataclass (McoreEngineConfig)",
+    # verl's own check, which the conformance oracle executes (verl's dataclass conversion): not stricter
+    "unknown-megatron-key": "verl 0.9.1 verl/utils/config.py omega_conf_to_dataclass (McoreEngineConfig)",
+    "value": "mindspeed/arguments.py, megatron/training/arguments.py (argparse choices and types, which verl's path "
+             "never runs); megatron/core/transformer/torch_norm.py, moe/moe_layer.py (the readers that refuse)",
 }
 
 

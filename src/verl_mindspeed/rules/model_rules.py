@@ -80,14 +80,26 @@ def ffn_divisible(role: RoleView, ctx: Context) -> Iterable[Issue]:
                                         name=name, size=size, ffn=ffn, width=width), "model-ffn-tp", override=fix)
 
 
-@rule("model-layers-pp", cites=_MCORE_PP, holds_for=_BOTH)
+@rule("model-layers-pp", cites=_MCORE_PP, holds_for=_BOTH + ": no exception where the stages do not add up "
+      "(0.16.1 refuses both uneven sizes at PP=1 only when they add up to num_layers); fewer layers are built")
 def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """Layers (no-op layers included) split over PP, evenly or with uneven first/last stages and an even middle."""
+    """Layers (no-op layers included) split over PP, evenly or with uneven first/last stages and an even middle.
+
+    Both uneven sizes at PP=1 need no model to judge: the remaining layers divide by PP - 2 = -1, so no check
+    fires, and the one stage, first and last at once, builds ``num_layers_in_last_pipeline_stage`` layers."""
     spec = _model(ctx)
+    first, last = _int(role.given.get(_FIRST)), _int(role.given.get(_LAST))
+    if first is not None and last is not None and role.pp == 1:
+        yield error(role.key(_LAST), tr(
+            "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage at pipeline_model_parallel_size"
+            "=1: megatron-core raises nothing and builds num_layers_in_last_pipeline_stage={last} layers{of}",
+            last=last, of=tr(" of the model's {layers}", layers=spec.num_layers) if spec else ""),
+            "model-layers-pp", hint=tr("with one pipeline stage the split means nothing: drop both keys"),
+            override=role.set_line(_FIRST, None) + " " + role.set_line(_LAST, None))
+        return
     if not spec or role.pp == 1 or stage_counts(role, spec) is not None:
         return
     total, pp = _total_layers(role, spec), role.pp
-    first, last = _int(role.given.get(_FIRST)), _int(role.given.get(_LAST))
     if first is None and last is None:
         split = balanced_pipeline_split(total, pp)
         if split and split[0]:  # keep PP: the most even uneven split

@@ -192,28 +192,6 @@ def vpp_requires_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         )
 
 
-@rule("uneven-pp-one-stage", cites="megatron/core/transformer/transformer_block.py get_num_layers_to_build",
-      holds_for="megatron-core 0.12.1 and 0.16.1: no exception (0.16.1 raises only when the two sizes add up to "
-                "num_layers); the wrong number of layers is built")
-def uneven_pp_one_stage(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """Both uneven stage sizes at PP=1: the remaining layers divide by PP - 2 = -1, so no check fires, and the one
-    stage, first and last at once, builds ``num_layers_in_last_pipeline_stage`` layers."""
-    first = _int(role.given.get("num_layers_in_first_pipeline_stage"))
-    last = _int(role.given.get("num_layers_in_last_pipeline_stage"))
-    if first is None or last is None or role.pp != 1:
-        return
-    layers = ctx.model.num_layers if ctx.model is not None else None
-    yield error(
-        role.key("num_layers_in_last_pipeline_stage"),
-        tr("num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage at pipeline_model_parallel_size"
-           "=1: megatron-core raises nothing and builds num_layers_in_last_pipeline_stage={last} layers{of}", last=last,
-           of=tr(" of the model's {layers}", layers=layers) if layers else ""),
-        "uneven-pp-one-stage", hint=tr("with one pipeline stage the split means nothing: drop both keys"),
-        override=role.set_line("num_layers_in_first_pipeline_stage", None) + " "
-        + role.set_line("num_layers_in_last_pipeline_stage", None),
-    )
-
-
 @rule("uneven-pp-needs-middle", cites=_MCORE_TC,
       holds_for="one uneven stage size at PP=1: megatron-core 0.12.1 (ZeroDivisionError) and 0.16.1 (ValueError); "
                 "both stages at PP=2: 0.12.1 only")
@@ -223,7 +201,7 @@ def uneven_pp_needs_middle(role: RoleView, ctx: Context) -> Iterable[Issue]:
     uneven = [n for n in ("num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage")
               if role.given.get(n) is not None]
     if len(uneven) == 2 and role.pp == 1:
-        return  # uneven-pp-one-stage: megatron-core raises nothing there (0.16.1: unless they add up to num_layers)
+        return  # model-layers-pp: megatron-core raises nothing there (0.16.1: unless they add up to num_layers)
     if uneven and role.pp == 1:
         yield error(
             role.key(uneven[0]),
