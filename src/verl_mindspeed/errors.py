@@ -43,6 +43,9 @@ class Issue:
     """The file and line of the argument the issue is about, when the launch came from a file."""
     source: Optional[str] = None
     """For a finding of ``check --upstream``: the upstream ``file:line`` that raised or decided it."""
+    replaces: Optional[str] = None
+    """The argument that ``override`` replaces: one Hydra refuses as written, so no line pasted after it can help
+    (Hydra stops at it); the fix goes in its place."""
 
     def to_json(self, lang: str = "en") -> dict:
         out = asdict(self)

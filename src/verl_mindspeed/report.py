@@ -74,6 +74,11 @@ def feature_table(roles: dict[str, dict[str, dict[str, Any]]], lang: str = "en")
     return table(rows)
 
 
+def in_place_of(arg: str) -> Msg:
+    """What a fix line that replaces an argument Hydra refuses (``Issue.replaces``) says under it."""
+    return tr("(in place of '{arg}': Hydra stops at that argument as written)", arg=arg)
+
+
 def fix_line(issue: Issue, argv: Iterable[str]) -> Optional[str]:
     """A corrected override for the issue: the rule's own, or the user's line under the suggested key."""
     from .resolver import suggested_line
@@ -93,6 +98,8 @@ def issues_block(title: str, mark: str, issues: list[Issue], argv: list[str], la
         fix = fix_line(i, argv)
         if fix:
             out.append(f"      {render(LABELS['fix'], lang)}:  {fix}")
+            if i.replaces:
+                out.append(f"      {render(in_place_of(i.replaces), lang)}")
     return out
 
 

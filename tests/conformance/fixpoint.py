@@ -2,7 +2,8 @@
 
 A round checks the launch, takes the fix line of every error, and pastes it: each word of a fix replaces the
 argument that sets the same key (the user edits that line), or is appended when no argument does; a ``~key``
-word deletes the argument that sets the key (what Hydra does with it appended). An error
+word deletes the argument that sets the key (what Hydra does with it appended); a fix for an argument Hydra
+refuses as written replaces that argument (``Issue.replaces``). An error
 without a fix line stops the launch there (``stuck``). Two rounds that report the same errors are a loop.
 """
 
@@ -17,10 +18,13 @@ def _key(arg: str) -> str:
     return arg.lstrip("+~").partition("=")[0]
 
 
-def paste(argv: list[str], fixes: list[str]) -> list[str]:
-    """``argv`` with every word of every fix line applied (a later word for the same key wins)."""
+def paste(argv: list[str], fixes: list[str], replaces: Optional[list[Optional[str]]] = None) -> list[str]:
+    """``argv`` with every word of every fix line applied (a later word for the same key wins); a fix that
+    ``replaces`` an argument (one Hydra refuses as written) goes in its place."""
     out = list(argv)
-    for line in fixes:
+    for line, old in zip(fixes, replaces or [None] * len(fixes)):
+        if old is not None and old in out:
+            out.remove(old)
         for word in shlex.split(line):
             keys = [i for i, arg in enumerate(out) if "=" in arg and _key(arg) == _key(word)]
             if keys and word.startswith("~"):  # '~key': the user deletes the argument that sets the key
@@ -61,12 +65,12 @@ def converge(argv: list[str], evaluate, rounds: int = 2) -> Outcome:
         if errors in history:
             return Outcome(argv, done, "loop", [*history, errors], res)
         history.append(errors)
-        fixes = [i.override for i in res.errors if i.override]
-        if len(fixes) < len(res.errors):
+        fixed = [i for i in res.errors if i.override]
+        if len(fixed) < len(res.errors):
             return Outcome(argv, done, "stuck", history, res)
         if done == rounds:
             break
-        argv = paste(argv, fixes)
+        argv = paste(argv, [i.override for i in fixed], [i.replaces for i in fixed])
     return Outcome(argv, rounds, "slow", history, res)
 
 

@@ -149,6 +149,19 @@ def test_a_renamed_key_pastes_at_the_end_as_printed(base_cfg, typo):
     assert issue.override.startswith(f"~{issue.key} ++{issue.suggestion}={typo.partition('=')[2]}")
 
 
+@pytest.mark.parametrize("refused", ["actor_rollout_ref.actor.ppo_mini_batch_siz=32", f"{O}.use_flash_atn=True",
+                                     f"+{M}.tensor_model_parallel_size=2"])
+def test_a_fix_for_an_argument_hydra_refuses_goes_in_its_place(base_cfg, refused):
+    """Hydra stops at an argument it refuses (a misspelt key without '+', '+' on a key that exists), whatever
+    follows it: the issue names that argument (``replaces``), and its fix written in its place leaves no error,
+    where the same fix pasted after it would not help."""
+    argv = [*BASE, *MICRO, refused]
+    (issue,) = [i for i in evaluate(argv).errors if i.replaces]
+    assert issue.replaces == refused and issue.override
+    assert not evaluate([*BASE, *MICRO, *shlex.split(issue.override)]).errors
+    assert evaluate([*argv, *shlex.split(issue.override)]).errors
+
+
 def test_overrides_apply_in_order_as_hydra_applies_them(base_cfg):
     """A key added then deleted on the same line is gone, not an error; deleted twice, the second '~' fails, as in
     Hydra. With another override Hydra refuses on the line, each is screened in the order Hydra applies them."""

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Optional, Sequence
 from .._version import __version__
 from ..errors import Issue
 from ..i18n import render
-from ..report import LABELS
+from ..report import LABELS, in_place_of
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "note": "note"}
@@ -87,6 +87,8 @@ def message(issue: Issue, lang: str) -> str:
         text += f"\n{render(words['hint'], lang)}: {render(issue.hint, lang)}"
     if issue.override:
         text += f"\n{render(words['fix'], lang)}: {issue.override}"
+        if issue.replaces:
+            text += "\n" + render(in_place_of(issue.replaces), lang)
     return text
 
 
@@ -162,7 +164,8 @@ def sarif(groups: Sequence[tuple[Optional[str], Sequence[Issue]]], lang: str, ex
             physical["region"] = {"startLine": line or 1}
             location["physicalLocation"] = physical
             properties = {k: v for k, v in (("key", issue.key), ("suggestion", issue.suggestion),
-                                            ("override", issue.override), ("upstreamSource", issue.source)) if v}
+                                            ("override", issue.override), ("replaces", issue.replaces),
+                                            ("upstreamSource", issue.source)) if v}
             results.append({"ruleId": rule_id, "level": LEVELS[issue.severity],
                             "message": {"text": message(issue, lang)}, "locations": [location],
                             "properties": properties})

@@ -6,7 +6,7 @@ another entry point's config) has it; a key verl's config dataclass would reject
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from hydra.core.override_parser.types import Override
@@ -38,6 +38,14 @@ def _value_text(override: Override) -> str:
 
 def issue_for_failure(message: str, override: Override, base: Optional[DictConfig],
                       context: Optional[KeyContext] = None) -> Issue:
+    """The issue for an override Hydra refuses; its fix (when it has one) replaces the argument, since Hydra stops
+    at the argument as written whatever follows it."""
+    issue = _issue_for_failure(message, override, base, context)
+    return replace(issue, replaces=override.input_line or None)
+
+
+def _issue_for_failure(message: str, override: Override, base: Optional[DictConfig],
+                       context: Optional[KeyContext] = None) -> Issue:
     key = override.key_or_group
     value = _value_text(override)
     arg = override.input_line or key
