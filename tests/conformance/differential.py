@@ -248,11 +248,30 @@ def typos(configs: list[Config]) -> list[Config]:
     return out
 
 
-def corpus(n: int) -> list[Config]:
+def refused_typos(configs: list[Config]) -> list[Config]:
+    """Whole launch lines in which an argument without ``+`` misspells a key verl's config has (the micro batch
+    sizes, the estimator): Hydra refuses such an argument as written, so its fix replaces it. Every
+    :data:`TYPO_EVERY`-th configuration, offset from :func:`typos`. For the fix-point test: the differential's
+    oracle starts after composition, where such a launch never gets."""
+    out = []
+    for n, cfg in enumerate(configs[TYPO_EVERY // 2 + 1::TYPO_EVERY]):
+        argv = [*base_of(cfg), *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}"
+                                 for k, v in cfg.settings.items())]
+        plain = [i for i, a in enumerate(argv) if not a.startswith(("-", "+", "~")) and "." in a.partition("=")[0]]
+        i = plain[n % len(plain)]
+        key, _, value = argv[i].partition("=")
+        head, _, leaf = key.rpartition(".")
+        argv[i] = f"{head}.{leaf[:len(leaf) // 2]}{leaf[len(leaf) // 2 + 1:]}={value}"
+        out.append(Config(f"{cfg.name}-typo-refused", {}, cfg.model, argv=argv, entry=cfg.entry))
+    return out
+
+
+def corpus(n: int, refused: bool = False) -> list[Config]:
     """What the differential, the fix-point test and the report judge: ``n`` generated configurations, their
-    :func:`typos`, the repo's examples and the real launch lines."""
+    :func:`typos`, the repo's examples and the real launch lines; with ``refused`` (the fix-point test) also the
+    :func:`refused_typos`."""
     generated = generate(n)
-    return generated + typos(generated) + launch_files()
+    return generated + typos(generated) + launch_files() + (refused_typos(generated) if refused else [])
 
 
 def launch_files() -> list[Config]:
