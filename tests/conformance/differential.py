@@ -251,12 +251,13 @@ def typos(configs: list[Config]) -> list[Config]:
 def refused_typos(configs: list[Config]) -> list[Config]:
     """Whole launch lines in which an argument without ``+`` misspells a key verl's config has (the micro batch
     sizes, the estimator): Hydra refuses such an argument as written, so its fix replaces it. Every
-    :data:`TYPO_EVERY`-th configuration, offset from :func:`typos`. For the fix-point test: the differential's
-    oracle starts after composition, where such a launch never gets."""
+    :data:`TYPO_EVERY`-th configuration, offset from :func:`typos`, as a plain launch (its preset left out). For
+    the fix-point test: the differential's oracle starts after composition, where such a launch never gets."""
     out = []
     for n, cfg in enumerate(configs[TYPO_EVERY // 2 + 1::TYPO_EVERY]):
-        argv = [*base_of(cfg), *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}"
-                                 for k, v in cfg.settings.items())]
+        base = [a for a in base_of(cfg) if not a.startswith("+mindspeed=")]  # a plain launch, as the test judges
+        argv = [*base, *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}"
+                         for k, v in cfg.settings.items())]
         plain = [i for i, a in enumerate(argv) if not a.startswith(("-", "+", "~")) and "." in a.partition("=")[0]]
         i = plain[n % len(plain)]
         key, _, value = argv[i].partition("=")
