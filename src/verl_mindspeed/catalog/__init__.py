@@ -12,7 +12,7 @@ from typing import Optional
 from . import fused_ops, memory, moe_attention, parallelism
 from ._types import CONDITIONS, OTC, ROLE_PREFIXES, SOURCES, Feature, Flag, From, Injection
 
-FEATURES: tuple[Feature, ...] = (
+_ORDERED: tuple[Feature, ...] = (
     parallelism.TP,
     parallelism.PP,
     parallelism.EP,
@@ -35,7 +35,12 @@ FEATURES: tuple[Feature, ...] = (
     moe_attention.MBRIDGE,
     parallelism.CP_ALGO,
 )
-"""Seed rows first, in the guide's order, then the rows MindSpeed's own verl guide adds."""
+_TOPICS = (parallelism, memory, moe_attention, fused_ops)
+FEATURES: tuple[Feature, ...] = _ORDERED + tuple(
+    f for topic in _TOPICS for f in vars(topic).values()
+    if isinstance(f, Feature) and f.id not in {o.id for o in _ORDERED})
+"""Seed rows first, in the guide's order, then the rows MindSpeed's own verl guide adds; a feature defined in a
+topic module and not placed in that order comes last, in its module's order (a new row needs no edit here)."""
 
 PERMUTE, PERMUTE_MEGATRON = (f.name for f in fused_ops.PERMUTE.flags)
 """The permute pair: MindSpeed's switch and megatron's twin, which MindSpeed keeps equal (it ORs them)."""
