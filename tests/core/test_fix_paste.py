@@ -162,6 +162,29 @@ def test_a_fix_for_an_argument_hydra_refuses_goes_in_its_place(base_cfg, refused
     assert evaluate([*argv, *shlex.split(issue.override)]).errors
 
 
+def test_the_allgather_overlap_on_a_moe_model_is_dropped_not_cycled(base_cfg):
+    """On a MoE model the allgather overlap needs the allgather dispatcher, which megatron refuses under the
+    variable_seq_lengths=True verl builds with: the fix drops the overlap (it proposed allgather, whose own rule
+    then proposed alltoall, and back: a cycle the 2,000-launch fix-point run found)."""
+    model = str(FIXTURES / "models" / "Qwen3-30B-A3B")
+    argv = [*BASE, *MICRO, f"+{O}.moe_allgather_overlap_comm=True"]
+    first = evaluate(argv, model_config=model)
+    assert [(i.rule, i.override) for i in first.errors] == [
+        ("moe-allgather-overlap", f"++{O}.moe_allgather_overlap_comm=False")]
+    assert not evaluate([*argv, *shlex.split(first.errors[0].override)], model_config=model).errors
+
+
+def test_a_dict_size_fix_follows_the_engine_size_fixed_in_the_same_report(base_cfg):
+    """The dict's EP is aligned on the engine's EP as fixed by the same report (the device count refuses EP 4 on
+    2 devices), not on the engine's EP as written: the two fixes pasted together agree."""
+    argv = [*BASE, *MICRO, "trainer.n_gpus_per_node=2", f"{M}.expert_model_parallel_size=4",
+            f"++{O}.expert_model_parallel_size=1"]
+    res = evaluate(argv)
+    fixes = {i.rule: i.override for i in res.errors}
+    assert f"{M}.expert_model_parallel_size=2" in fixes["expert-parallel-divides-world"].split()
+    assert fixes["dict-sizes-agree"] == f"++{O}.expert_model_parallel_size=2"  # not the 4 written for the engine
+
+
 def test_overrides_apply_in_order_as_hydra_applies_them(base_cfg):
     """A key added then deleted on the same line is gone, not an error; deleted twice, the second '~' fails, as in
     Hydra. With another override Hydra refuses on the line, each is screened in the order Hydra applies them."""

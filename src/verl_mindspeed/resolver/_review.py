@@ -72,8 +72,9 @@ def _fix(issue: Issue, cfg: Any, argv: Sequence[str]) -> Issue:
     return issue if override == issue.override else replace(issue, override=override)
 
 
-#: Rules whose fix gives the other roles the actor's parallel sizes (the layout the run was planned for).
-ALIGN_ON_ACTOR = frozenset({"role-sizes-agree", "legacy-critic-groups"})
+#: Rules whose fix aligns a size on the actor's engine (the other roles, or the actor's own dict), so that it
+#: follows a fix of that engine size in the same report.
+ALIGN_ON_ACTOR = frozenset({"role-sizes-agree", "legacy-critic-groups", "dict-sizes-agree"})
 ACTOR = "actor_rollout_ref.actor.megatron."
 
 

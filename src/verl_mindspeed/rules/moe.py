@@ -188,7 +188,7 @@ def _seq_refused(role: RoleView, ctx: Context, dispatcher: str = "alltoall_seq")
     """Whether megatron refuses ``dispatcher`` under verl's ``variable_seq_lengths=True`` for this role: True on a
     MoE model, None (unknown) without a model, False on a dense model (MindSpeed's pre-validation hides the
     setting there) or where the dispatcher is allowed. The one statement of the moe-dispatcher-variable-seq
-    condition, which the overlap rule's fix also reads."""
+    condition, which the two overlap rules also read."""
     refused = ("allgather", "alltoall_seq") if ctx.core < (0, 16) else ("allgather",)
     if dispatcher not in refused or role.built.get("variable_seq_lengths", True) is not True:
         return False
@@ -240,6 +240,12 @@ def allgather_overlap(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if not role.on("moe_allgather_overlap_comm"):
         return
     key, dispatcher = "moe-allgather-overlap", built_dispatcher(role)
+    if _seq_refused(role, ctx, "allgather") is True:  # the dispatcher it needs is refused here: no pair of fixes
+        yield error(role.key("moe_allgather_overlap_comm"), tr(
+            "moe_allgather_overlap_comm=True requires moe_token_dispatcher_type=allgather, which megatron-core "
+            "refuses on a MoE model with the variable_seq_lengths=True verl builds every model with: the allgather "
+            "overlap cannot run under verl"), key, override=role.set_line("moe_allgather_overlap_comm", False))
+        return
     if dispatcher is not None and dispatcher != "allgather":
         yield error(role.key("moe_token_dispatcher_type"), tr(
             "moe_allgather_overlap_comm=True requires moe_token_dispatcher_type=allgather (got {value}, which the "
