@@ -236,16 +236,20 @@ def typos(configs: list[Config]) -> list[Config]:
         key = keys[n % len(keys)]
         settings = dict(cfg.settings)
         if kind == "value":
-            value = settings[key]
-            settings[key] = value[:len(value) // 2] + value[len(value) // 2 + 1:]
+            settings[key] = _misspell(settings[key])
         else:
             head, _, leaf = key.rpartition(".")
-            typo = leaf[:len(leaf) // 2] + leaf[len(leaf) // 2 + 1:]
+            typo = _misspell(leaf)
             if typo in known:
                 continue
             settings[f"{head}.{typo}"] = settings.pop(key)
         out.append(Config(f"{cfg.name}-typo-{kind}", settings, cfg.model, preset=cfg.preset, entry=cfg.entry))
     return out
+
+
+def _misspell(text: str) -> str:
+    """``text`` with its middle letter dropped: the typo the generator writes."""
+    return text[:len(text) // 2] + text[len(text) // 2 + 1:]
 
 
 def refused_typos(configs: list[Config]) -> list[Config]:
@@ -255,14 +259,12 @@ def refused_typos(configs: list[Config]) -> list[Config]:
     the fix-point test: the differential's oracle starts after composition, where such a launch never gets."""
     out = []
     for n, cfg in enumerate(configs[TYPO_EVERY // 2 + 1::TYPO_EVERY]):
-        base = [a for a in base_of(cfg) if not a.startswith("+mindspeed=")]  # a plain launch, as the test judges
-        argv = [*base, *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}"
-                         for k, v in cfg.settings.items())]
+        argv = plain_argv(cfg)  # a plain launch, as the test judges
         plain = [i for i, a in enumerate(argv) if not a.startswith(("-", "+", "~")) and "." in a.partition("=")[0]]
         i = plain[n % len(plain)]
         key, _, value = argv[i].partition("=")
         head, _, leaf = key.rpartition(".")
-        argv[i] = f"{head}.{leaf[:len(leaf) // 2]}{leaf[len(leaf) // 2 + 1:]}={value}"
+        argv[i] = f"{head}.{_misspell(leaf)}={value}"
         out.append(Config(f"{cfg.name}-typo-refused", {}, cfg.model, argv=argv, entry=cfg.entry))
     return out
 
@@ -330,9 +332,7 @@ class Judge:
         composed = deep_copy(base.cfg)
         for key, value in cfg.settings.items():
             OmegaConf.update(composed, key, value, force_add=True)
-        argv = [*base_argv, *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}"
-                              for k, v in cfg.settings.items())]
-        return composed, argv, base.tree, []
+        return composed, [*base_argv, *settings_args(cfg.settings)], base.tree, []
 
     @staticmethod
     def _inject(composed, argv, tree, model_dir):
@@ -465,12 +465,23 @@ def render(counts: dict[str, dict[str, int]]) -> str:
 
 
 #: The micro batch sizes every real launch sets (verl's driver requires them without dynamic batching).
-def base_of(cfg: Config) -> list[str]:
+def base_of(cfg: Config, preset: bool = True) -> list[str]:
     """The launch line a generated configuration's settings go on: its entry's Megatron config, the micro batch
-    sizes a real launch sets, its preset."""
+    sizes a real launch sets, its preset (unless ``preset`` is false)."""
     name = ENTRIES.get(cfg.entry or "", "ppo_megatron_trainer")
     return [f"--config-name={name}", "algorithm.adv_estimator=grpo", *MICRO,
-            *([f"+mindspeed={cfg.preset}"] if cfg.preset else [])]
+            *([f"+mindspeed={cfg.preset}"] if cfg.preset and preset else [])]
+
+
+def settings_args(settings: dict[str, Any]) -> list[str]:
+    """Generated settings as the ``++key=value`` arguments of a launch line (lists and strings as JSON)."""
+    return [f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}" for k, v in settings.items()]
+
+
+def plain_argv(cfg: Config) -> list[str]:
+    """The whole launch line of ``cfg`` as a plain verl launch: its own line, or its settings over
+    :func:`base_of` with the preset left out."""
+    return list(cfg.argv) if cfg.argv is not None else [*base_of(cfg, preset=False), *settings_args(cfg.settings)]
 
 
 def _validates(tree) -> bool:

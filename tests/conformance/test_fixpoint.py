@@ -11,7 +11,6 @@ verl launch, the fixes are pasted round after round (``fixpoint.converge``):
 
 from __future__ import annotations
 
-import json
 import os
 
 import differential
@@ -22,16 +21,6 @@ from conftest import _RAN
 CASES = int(os.environ.get("VERL_MINDSPEED_FIXPOINT_CASES", "150"))
 RELEASE = "26.1.0_core_r0.12.1"
 BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *differential.MICRO]
-
-
-def _argv(cfg) -> list[str]:
-    """The launch as a plain verl launch (its preset left out), on its entry's Megatron config."""
-    import differential
-
-    if cfg.argv is not None:
-        return list(cfg.argv)
-    base = [f"--config-name={differential.ENTRIES.get(cfg.entry or '', 'ppo_megatron_trainer')}", *BASE[1:]]
-    return [*base, *(f"++{k}={json.dumps(v) if isinstance(v, (list, str)) else v}" for k, v in cfg.settings.items())]
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +38,7 @@ def outcomes(verl_base):
         def check(argv, model_dir=model_dir, entry=cfg.entry):
             return evaluate(argv, release=RELEASE, model_config=model_dir, entry=entry)
 
-        outcome = fixpoint.converge(_argv(cfg), check)
+        outcome = fixpoint.converge(differential.plain_argv(cfg), check)
         if outcome.history:  # it failed at first
             out.append((cfg, model_dir, outcome))
     figures = fixpoint.summary([o for _, _, o in out])

@@ -298,9 +298,14 @@ def engine_checks(engine_config, model_dir: Optional[str]) -> Optional[dict]:
     except Captured:
         return None
     except Exception as exc:  # noqa: BLE001 - verl's own refusal is the verdict
-        text = str(exc).strip()
-        return {"exc_type": type(exc).__name__, "message": text.splitlines()[0][:300] if text else ""}
+        return refusal(exc)
     return None
+
+
+def refusal(exc: BaseException) -> dict:
+    """verl's refusal as the oracle records it: the exception's type and the first line of its message."""
+    text = str(exc).strip()
+    return {"exc_type": type(exc).__name__, "message": text.splitlines()[0][:300] if text else ""}
 
 
 def driver_checks(cfg) -> Optional[dict]:
@@ -320,8 +325,7 @@ def driver_checks(cfg) -> Optional[dict]:
                 mock.patch.object(HFModelConfig, "__post_init__", lambda self: None):
             validate_config(cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
     except Exception as exc:  # noqa: BLE001 - verl's own refusal is the verdict
-        text = str(exc).strip()
-        return {"exc_type": type(exc).__name__, "message": text.splitlines()[0][:300] if text else ""}
+        return refusal(exc)
     return None
 
 
@@ -378,8 +382,7 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict, validates: bo
             with _quiet():
                 engine = omega_conf_to_dataclass(section)
         except Exception as exc:  # noqa: BLE001 - verl refuses the section: the launch stops there
-            out.verl_error = {"stage": "verl-config", "role": role, "exc_type": type(exc).__name__,
-                              "message": str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""}
+            out.verl_error = {"stage": "verl-config", "role": role, **refusal(exc)}
             return out
         failure = engine_checks(engine, model_dir)
         if failure is not None:  # verl's engine refuses the role before MindSpeed is ever called
@@ -388,8 +391,7 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict, validates: bo
         try:
             args = repatch_dict(engine)
         except Exception as exc:  # noqa: BLE001 - verl's own repatch refuses the dict (attention_backend=<typo>)
-            out.verl_error = {"stage": "verl-engine", "role": role, "exc_type": type(exc).__name__,
-                              "message": str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "",
+            out.verl_error = {"stage": "verl-engine", "role": role, **refusal(exc),
                               "where": "verl/workers/engine/mindspeed/transformer_impl.py _mindspeed_repatch"}
             return out
         user = {k for k, v in (engine.override_transformer_config or {}).items()

@@ -35,10 +35,11 @@ _ORDERED: tuple[Feature, ...] = (
     moe_attention.MBRIDGE,
     parallelism.CP_ALGO,
 )
-_TOPICS = (parallelism, memory, moe_attention, fused_ops)
-FEATURES: tuple[Feature, ...] = _ORDERED + tuple(
-    f for topic in _TOPICS for f in vars(topic).values()
-    if isinstance(f, Feature) and f.id not in {o.id for o in _ORDERED})
+_DEFINED = {f.id: f for topic in (parallelism, memory, moe_attention, fused_ops) for f in vars(topic).values()
+            if isinstance(f, Feature)}  # by id: a row one topic module imports from another counts once
+for _placed in _ORDERED:
+    del _DEFINED[_placed.id]
+FEATURES: tuple[Feature, ...] = _ORDERED + tuple(_DEFINED.values())
 """Seed rows first, in the guide's order, then the rows MindSpeed's own verl guide adds; a feature defined in a
 topic module and not placed in that order comes last, in its module's order (a new row needs no edit here)."""
 

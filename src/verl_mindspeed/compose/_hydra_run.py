@@ -42,10 +42,11 @@ def screen(base: Optional[DictConfig], remaining: list) -> list[tuple[tuple, str
         key = override.key_or_group
         if "." not in key or key.startswith("hydra.") or "@" in key or "/" in key:
             continue
-        exists = made.get(key, has_path(base, key))
+        earlier = made.get(key)  # what an earlier override of the launch did to the key, else the base config
+        exists = has_path(base, key) if earlier is None else earlier
         if override.is_delete() and not exists:
             found.append(((text, override), f"Could not delete from config. '{key}' does not exist."))
-        elif override.is_add() and (made[key] if key in made else occupied(base, key)):
+        elif override.is_add() and (occupied(base, key) if earlier is None else earlier):
             found.append(((text, override), f"Could not append to config. An item is already at '{key}'."))
         elif not (override.is_add() or override.is_force_add() or override.is_delete()) and not exists:
             found.append(((text, override), f"Could not override '{key}'.\nTo append to your config use +{text}"))

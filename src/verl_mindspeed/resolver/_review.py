@@ -80,7 +80,8 @@ ACTOR = "actor_rollout_ref.actor.megatron."
 
 def _follow_actor(issues: Iterable[Issue]) -> list[Issue]:
     """Fixes of one report that agree when pasted together: where another issue fixes an actor size, a fix that
-    aligns the other roles on the actor proposes that fixed size, not the one the actor has now."""
+    aligns on the actor (the other roles, or the actor's own dict) proposes that fixed size, not the one the actor
+    has now."""
     out = list(issues)
     fixed: dict[str, str] = {}
     for issue in out:
