@@ -18,6 +18,7 @@ from test_suggest import TUNED
 from helpers import FIXTURES, MICRO
 from verl_mindspeed import catalog
 from verl_mindspeed.catalog import universe
+from verl_mindspeed.i18n import render
 from verl_mindspeed.launch import evaluate
 from verl_mindspeed.resolver._history import DROP_RULES
 
@@ -160,6 +161,21 @@ def test_a_fix_for_an_argument_hydra_refuses_goes_in_its_place(base_cfg, refused
     assert issue.replaces == refused and issue.override
     assert not evaluate([*BASE, *MICRO, *shlex.split(issue.override)]).errors
     assert evaluate([*argv, *shlex.split(issue.override)]).errors
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_misspelt_key_without_plus_is_said_to_stop_hydra_not_verl(base_cfg, lang):
+    """Without '+', a misspelt key of verl's tree never reaches verl: Hydra stops at it. The message says that
+    first, and why '+' would not help (verl's dataclass has no such field); 'verl stops with TypeError' alone
+    was what the message said, which is what happens only with '+'."""
+    res = evaluate([*BASE, *MICRO, "algorithm.adv_estimatr=grpo"])
+    (issue,) = [i for i in res.errors if i.key == "algorithm.adv_estimatr"]
+    text = render(issue.message, lang)
+    assert text.startswith("Hydra") and "algorithm.adv_estimatr=grpo" in text and "AlgoConfig" in text, text
+    assert issue.override == "algorithm.adv_estimator=grpo" and issue.replaces == "algorithm.adv_estimatr=grpo"
+    with_plus = evaluate([*BASE, *MICRO, "+algorithm.adv_estimatr=grpo"]).errors
+    (plus,) = [i for i in with_plus if i.key == "algorithm.adv_estimatr"]
+    assert str(plus.message).startswith("verl 0.9.1 converts 'algorithm' into AlgoConfig"), str(plus.message)
 
 
 def test_the_allgather_overlap_on_a_moe_model_is_dropped_not_cycled(base_cfg):

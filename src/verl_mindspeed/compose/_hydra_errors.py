@@ -90,7 +90,8 @@ def _missing_key_issue(key: str, value: str, arg: str, base: Optional[DictConfig
         if base is not None and context.dataclasses is not None:
             verdict = context.dataclasses.verdict(base, key)
             if verdict.kind == "rejected":
-                return rejected_issue(key, arg, verdict, context.version, _keys_at(base, verdict.at.rpartition(".")[0]))
+                return rejected_issue(key, arg, verdict, context.version, _keys_at(base, verdict.at.rpartition(".")[0]),
+                                      hydra=True)
     siblings = _keys_at(base, parent)
     near = nearest(leaf, siblings) if siblings else None
     if parent.endswith(OTC):

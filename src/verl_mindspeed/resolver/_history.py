@@ -125,13 +125,21 @@ def group_option_issue(group: str, value: str, arg: str, releases: tuple[str, ..
                          drop=_drop(arg), release=nearest_release))
 
 
-def rejected_issue(key: str, arg: str, verdict, version: str, fields: Iterable[str]) -> Issue:
-    """A key verl's config dataclass has no field for (``TypeError: unexpected keyword argument`` at start-up)."""
+def rejected_issue(key: str, arg: str, verdict, version: str, fields: Iterable[str], hydra: bool = False) -> Issue:
+    """A key verl's config dataclass has no field for (``TypeError: unexpected keyword argument`` at start-up).
+
+    ``hydra``: the argument has no ``+``, so Hydra refuses it first (the key is not in verl's YAML) and the
+    message leads with that; verl's dataclass is why ``+`` would not help."""
     parent, _, leaf = verdict.at.rpartition(".")
     near = nearest(leaf, [f for f in fields if f != leaf and not f.startswith("_")])
-    message = tr("verl {version} converts '{parent}' into {target}, which has no field '{leaf}': verl stops "
-                 "with TypeError (unexpected keyword argument) before training", version=version,
-                 parent=parent or "<root>", target=verdict.target.rpartition(".")[2], leaf=leaf)
+    params = dict(version=version, parent=parent or "<root>", target=verdict.target.rpartition(".")[2], leaf=leaf)
+    if hydra:
+        message = tr("Hydra stops at '{arg}' before verl starts: '{parent}' has no key '{leaf}' (and with '+', "
+                     "verl {version} would stop with TypeError: its {target} has no field '{leaf}')", arg=arg,
+                     **params)
+    else:
+        message = tr("verl {version} converts '{parent}' into {target}, which has no field '{leaf}': verl stops "
+                     "with TypeError (unexpected keyword argument) before training", **params)
     if near is not None:
         fixed = f"{parent}.{near}{key[len(verdict.at):]}"
         return error(key, tr("{message}; did you mean '{near}'?", message=message, near=near), "unknown-key",
