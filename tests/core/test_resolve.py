@@ -110,6 +110,15 @@ def test_values(resolve_cfg, key, value, fragment):
     assert any(i.rule == "value" and fragment in i.message for i in result.errors), [i.line() for i in result.errors]
 
 
+@pytest.mark.parametrize("value", ["yes", 1])
+def test_a_refused_value_draws_no_warning_judged_on_it(resolve_cfg, value):
+    """use_flash_attn=1 is a value error; a rule reading the refused value warned as well that the key 'is not in
+    the dict verl passes', which the user plainly wrote: a warning judged on a refused value is not shown."""
+    result = resolve_cfg({O + "use_flash_attn": value})
+    assert [i.rule for i in result.errors if i.key == O + "use_flash_attn"] == ["value"]
+    assert not [i.line() for i in result.warnings if i.key == O + "use_flash_attn"]
+
+
 def test_ref_inherits_the_actor(resolve_cfg):
     result = resolve_cfg({O + "use_fused_rmsnorm": True, O + "recompute_granularity": "full",
                           O + "recompute_method": "block", O + "recompute_num_layers": 2})

@@ -177,7 +177,10 @@ def resolve(
             for name, view in views.items():
                 if name not in repeats:  # a dict inherited with the actor's layout repeats the actor's findings
                     found += list(rule.fn(view, ctx))
-        issues += [i for i in found if i.key not in unknown]  # their interpolation error says it: no guess
+        # a key whose interpolation failed: its error says it, no guess; a key whose value has the wrong type or
+        # choice: a warning judged on that value is noise (it surfaces again, if it holds, once the value is fixed)
+        refused = {i.key for i in issues if i.rule == "value"}
+        issues += [i for i in found if i.key not in unknown and not (i.severity != "error" and i.key in refused)]
     roles = {name: {"override_transformer_config": dict(view.given), "megatron": _megatron_view(view),
                     "repatch": dict(view.sent) if view.sent is not None else None}
              for name, view in views.items()}
