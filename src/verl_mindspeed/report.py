@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from .resolver import Resolution
 
 ROLE_ORDER = ("actor", "ref", "critic")
+#: The note on a MindSpeed switch outside the feature guide that no hand rule covers.
+UNCHECKED = "no-hand-rule"
 
 #: JSON output's layout version: bumped when a field changes meaning or disappears (new fields do not bump it).
 SCHEMA_VERSION = 1
@@ -122,7 +124,8 @@ def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en",
         lines += [feature_table(res.roles, lang), ""]
     lines += issues_block(render(LABELS["errors"], lang), "✗", res.errors, argv, lang)
     lines += issues_block(render(LABELS["warnings"], lang), "!", res.warnings, argv, lang)
-    notes = [] if quiet else [i for i in res.notes if i.rule != "inject"]
+    # quiet keeps the switches the user wrote that no check here judged: a bare OK would hide them
+    notes = [i for i in res.notes if i.rule != "inject" and (not quiet or i.rule == UNCHECKED)]
     lines += issues_block(render(LABELS["notes"], lang), "·", notes, argv, lang)
     injected = sorted({i.key.rsplit(".", 1)[-1] for i in res.notes if i.rule == "inject" and "added" in i.message})
     if injected and not quiet:
@@ -130,6 +133,10 @@ def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en",
     roles = ", ".join(r for r in ROLE_ORDER if r in res.roles) or "-"
     verdict = render(LABELS["failed"] if failed(res, fail_on) else LABELS["ok"], lang)
     summary = tr("{counts}; roles checked: {roles}", counts=counts(len(res.errors), len(res.warnings)), roles=roles)
+    unchecked = sum(i.rule == UNCHECKED for i in res.notes)
+    if unchecked:
+        summary = tr("{summary}; {switches}", summary=summary, switches=trn(
+            "{n} switch not checked here", "{n} switches not checked here", unchecked, n=unchecked))
     lines.append(f"{verdict}: {render(summary, lang)}; {elapsed:.2f} s")
     return "\n".join(lines)
 

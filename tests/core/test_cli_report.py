@@ -20,6 +20,16 @@ def test_quiet_prints_only_the_problems_and_the_verdict(base_cfg, capsys):
     assert "Tensor parallelism" in capsys.readouterr().out  # the full report keeps the feature table
 
 
+def test_quiet_keeps_the_switches_no_check_covers(base_cfg, capsys):
+    """A MindSpeed switch outside the feature guide is judged by no hand rule: quiet (check-files, the pre-commit
+    hook) still names it, with the command that does judge it, and the verdict line counts it; a bare OK hid it."""
+    assert main(["check", "--quiet", *BASE, f"+{O}moe_zero_memory=level1"]) == 0
+    out = capsys.readouterr().out
+    assert f"{O}moe_zero_memory" in out and "check --upstream" in out
+    assert out.rstrip().splitlines()[-1].startswith("OK: 0 errors, 0 warnings; roles checked: actor; "
+                                                     "1 switch not checked here;")
+
+
 def test_the_text_report_names_file_and_line(base_cfg, capsys):
     assert main(["check", "--args-file", str(SCRIPT)]) == 1
     out = capsys.readouterr().out

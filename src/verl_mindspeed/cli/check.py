@@ -45,7 +45,8 @@ def add_check_options(p: argparse.ArgumentParser, lang: str) -> None:
     p.add_argument("--fail-on", type=choice(("error", "warning"), lang), default="error", metavar="{error,warning}",
                    help=say(tr("exit 1 on errors (default), or on warnings too")))
     p.add_argument("--quiet", "-q", action="store_true",
-                   help=say(tr("text report: only the errors, the warnings and the verdict line")))
+                   help=say(tr("text report: only the errors, the warnings, the switches no check here covers and the "
+                                "verdict line")))
     add_judging_options(p, lang)
     _upstream.add_options(p, lang)
     p.add_argument("--verl-config-dir", metavar="DIR",

@@ -19,6 +19,9 @@ from ..rules._base import error, fmt, note, warning
 from ._history import has_path, history_issue, keys_at, rejected_issue
 from ._suggest import nearest
 
+#: How to have MindSpeed itself judge a switch no hand rule covers.
+UNCHECKED_HINT = tr("verl-mindspeed check --upstream runs MindSpeed's own checks on it here, before any worker starts")
+
 
 def check_otc_keys(prefix: str, raw: dict[str, Any], *, strict: bool) -> list[Issue]:
     known = universe.known_otc_keys()
@@ -62,7 +65,7 @@ def uncovered_switches(prefix: str, otc: dict[str, Any], explicit: Iterable[str]
         out.append(note(f"{prefix}.{catalog.OTC}.{name}", tr(
             "{name}={value} is a MindSpeed {release} switch outside the feature guide that no check here covers: "
             "MindSpeed's own checks on it run only inside each worker", name=name, value=fmt(value),
-            release=release), "no-hand-rule"))
+            release=release), "no-hand-rule", hint=UNCHECKED_HINT))
     return out
 
 
