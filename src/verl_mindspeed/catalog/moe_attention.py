@@ -75,8 +75,9 @@ MLA = Feature(
 MBRIDGE = Feature(
     id="mbridge", name="mbridge weight loader", kind="feature", status="Preview",
     source="mindspeed-verl-guide",
-    description="Loads HF weights straight into Megatron models; cannot be combined with VPP on NPU. verl 0.8 and "
-                "later require it (their Megatron engine asserts use_mbridge=True).",
+    description="Loads HF weights straight into Megatron models; MindSpeed's verl guide says it does not support "
+                "VPP on NPU yet (no code refuses the pair, and verl's Ascend CI runs it). verl 0.8 and later require "
+                "it (their Megatron engine asserts use_mbridge=True).",
     seed_keys=(f"{A}.use_mbridge",),
     flags=(Flag(name="use_mbridge", where="megatron", type="bool", default=True,
                 default_note="verl's engine/megatron.yaml (0.9)",

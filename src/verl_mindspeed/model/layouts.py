@@ -6,7 +6,8 @@ Candidates (``docs/model-checks.md`` has the full list of constraints):
 - PP up to the layer count, with every (first, last) stage split of
   :func:`._constraints.pipeline_splits`; for each CP size and algorithm the planner keeps the
   split with the lowest peak under the recompute it chooses (:mod:`._search`);
-- VPP >= 2 dividing every stage's layers (even splits; ``use_mbridge=False`` on NPU, so verl 0.6/0.7 only);
+- VPP >= 2 dividing every stage's layers (even splits; ``use_mbridge=False``, so verl 0.6/0.7 only: MindSpeed's
+  verl guide says mbridge does not support VPP on NPU yet, and ``check`` warns on the pair);
 - CP with every algorithm of the MindSpeed release that accepts it (:mod:`.cp`);
 - for MoE models EP dividing the experts and ETP dividing TP, ``world % (ETP x EP x PP) == 0``;
 - recompute: the cheapest choice that fits, tried in this order: none, cheap selective
@@ -142,8 +143,9 @@ def enumerate_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, seq_len:
                       interleave: bool = False) -> Iterator[Layout]:
     """Every layout that passes the layout rules (without recompute; one balanced split unless ``all_splits``).
 
-    ``interleave`` adds VPP layouts: only verl 0.6/0.7 can run them on NPU (``use_mbridge=False``); verl 0.8+
-    asserts ``use_mbridge`` and mbridge cannot be combined with VPP there."""
+    ``interleave`` adds VPP layouts: only for verl 0.6/0.7, with ``use_mbridge=False``; verl 0.8+ asserts
+    ``use_mbridge``, which MindSpeed's verl guide says does not support VPP on NPU yet (``check`` warns, plan
+    proposes nothing it warns on)."""
     world = nnodes * gpus_per_node
     algorithms = algorithms_of(release)
     for tp in _divisors(gpus_per_node):

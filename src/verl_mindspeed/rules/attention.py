@@ -54,15 +54,34 @@ def cp_forces_flash_attn(role: RoleView, ctx: Context) -> Iterable[Issue]:
         )
 
 
-@rule("cp-algo-without-cp", cites=_CP + "*.py (each algorithm acts only when context_parallel_size > 1)")
+#: MindSpeed switches read only inside its ring attention (``core/context_parallel/utils.py``,
+#: ``ring_context_parallel.py``); no release checks them.
+RING_ONLY = ("use_fused_ring_attention_update", "megatron_cp_in_bnsd")
+
+
+@rule("cp-algo-without-cp", cites=_CP + "*.py (each algorithm acts only when context_parallel_size > 1); "
+      "mindspeed/core/context_parallel/utils.py, ring_context_parallel/ring_context_parallel.py (the ring-only "
+      "switches)", covers=RING_ONLY)
 def cp_algo_without_cp(role: RoleView, ctx: Context) -> Iterable[Issue]:
+    """The CP algorithm, and the switches only its ring attention reads, do nothing at context_parallel_size 1."""
+    if role.cp != 1:
+        return
     algo = role.given.get("context_parallel_algo")
-    if algo not in (None, "megatron_cp_algo") and role.cp == 1:
+    if algo not in (None, "megatron_cp_algo"):
         yield warning(
             role.key("context_parallel_algo"),
             tr("context_parallel_algo={algo} has no effect: context_parallel_size is 1", algo=algo),
             "cp-algo-without-cp", hint=tr("set megatron.context_parallel_size > 1"),
         )
+    for name in RING_ONLY:
+        if role.given.get(name) is True:
+            yield warning(
+                role.key(name),
+                tr("{name}=True has no effect: only MindSpeed's ring attention reads it, and context_parallel_size "
+                   "is 1", name=name),
+                "cp-algo-without-cp", hint=tr("set megatron.context_parallel_size > 1, or drop the switch"),
+                override=role.set_line(name, False),
+            )
 
 
 @rule("cp-algo-release", cites="MindSpeed arguments per release branch (context_parallel_algo choices)",

@@ -23,8 +23,6 @@ ERRORS: dict[str, Msg] = {
                 "reads it is built (normalization, the MoE dispatcher)"),
     "batch-divisibility": tr("verl's trainer asserts batch sizes against the device count at run time, outside "
                              "the config path upstream runs"),
-    "mbridge-vpp": tr("a restriction of verl on NPU that MindSpeed's verl guide states (mbridge cannot be combined "
-                      "with VPP): no code on the config path checks it"),
     "model-layers-pp": tr("megatron floors num_layers / PP silently, and with both uneven stage sizes at PP=1 builds "
                           "the last stage's number of layers (0.16.1 refuses them only when they add up to "
                           "num_layers): the model built has fewer layers than the checkpoint"),
@@ -44,8 +42,10 @@ ERRORS: dict[str, Msg] = {
 #: Warnings upstream cannot give (it reports exceptions and unregistered patches, not values that select
 #: nothing), and why each is still right.
 WARNINGS: dict[str, Msg] = {
+    "mbridge-vpp": tr("a restriction of verl on NPU that MindSpeed's verl guide states (mbridge does not support VPP "
+                      "yet): no code checks it, and verl's Ascend CI runs the pair, so a warning"),
     "cp-algo-without-cp": tr("context_parallel_algo only selects among CP patches, which need "
-                             "context_parallel_size > 1"),
+                             "context_parallel_size > 1; the ring-only switches act inside the ring attention"),
     "recompute-method-without-granularity": tr("megatron reads recompute_method and recompute_num_layers only "
                                                "under a granularity"),
     "flash-attn-off": tr("use_flash_attn=False (or absent where verl adds no default): MindSpeed never registers "

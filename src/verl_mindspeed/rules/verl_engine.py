@@ -20,13 +20,9 @@ def engine_mbridge(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """verl 0.8+ builds every Megatron model through a bridge and asserts it in each worker's engine."""
     if ctx.era is None or ctx.era.id != eras.ENGINE or role.megatron.get("use_mbridge") is not False:
         return
-    fixes = [role.mset_line("use_mbridge", True)]
-    if (role.vpp or 1) > 1:  # mbridge-vpp: a bridge and VPP cannot be combined on NPU
-        fixes.append(role.mset_line("virtual_pipeline_model_parallel_size", None))
     yield error(role.mkey("use_mbridge"), tr(
         "use_mbridge=False cannot run on {era}: verl's Megatron engine asserts 'use_mbridge must be True' when each "
-        "worker starts", era=ctx.era.releases), "verl-engine-mbridge", override=" ".join(fixes),
-        hint=tr("without a bridge there is no VPP on NPU for this verl release") if (role.vpp or 1) > 1 else "")
+        "worker starts", era=ctx.era.releases), "verl-engine-mbridge", override=role.mset_line("use_mbridge", True))
 
 
 _VERL_BATCH = ("verl 0.9.1 verl/utils/config.py validate_config; verl/workers/config/actor.py ActorConfig.validate; "
