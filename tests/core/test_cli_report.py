@@ -37,6 +37,21 @@ def test_the_text_report_names_file_and_line(base_cfg, capsys):
     assert line.rstrip().endswith(f"({SCRIPT}:147)")
 
 
+def test_a_key_written_twice_is_placed_at_each_line(base_cfg, tmp_path, capsys):
+    """verl's CI scripts pass a removed key twice (a default early, the job's value later): each error is placed at
+    its own argument's line, not both at the last."""
+    launch = tmp_path / "twice.args"
+    launch.write_text("\n".join(["# argv of: python3 -m verl.trainer.main_ppo", *BASE,
+                                 "actor_rollout_ref.actor.megatron.grad_offload=False",
+                                 "trainer.n_gpus_per_node=8",
+                                 "actor_rollout_ref.actor.megatron.grad_offload=True"]) + "\n")
+    assert main(["check", "--quiet", "--args-file", str(launch)]) == 1
+    placed = [ln.rsplit(":", 1)[1].rstrip(")") for ln in capsys.readouterr().out.splitlines()
+              if ln.lstrip().startswith("✗") and "grad_offload" in ln]
+    n = len(BASE) + 2
+    assert placed == [str(n), str(n + 2)], placed
+
+
 def test_every_command_line_problem_is_shown(capsys):
     assert main(["check", *BASE, "--bogus-one", "--bogus-two"]) == 2
     err = capsys.readouterr().err

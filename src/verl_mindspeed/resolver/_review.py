@@ -132,7 +132,12 @@ def _exists(cfg: Any, override: str) -> bool:
 def _locate(issue: Issue, argv: Sequence[str], locations: Sequence[Optional[Location]]) -> Issue:
     if issue.location is not None:
         return issue
-    for arg, where in reversed(list(zip(argv, locations))):
+    pairs = list(zip(argv, locations))
+    if issue.replaces:  # the very argument (a key written twice has two issues, each at its own line)
+        where = next((where for arg, where in pairs if arg == issue.replaces and where is not None), None)
+        if where is not None:
+            return replace(issue, location=where)
+    for arg, where in reversed(pairs):
         if where is None:
             continue
         if arg.startswith("-"):
