@@ -70,6 +70,14 @@ def test_a_whole_pasted_command_is_a_launch(base_cfg, capsys):
     assert "fully_async_ppo_megatron_trainer" in data["versions"]["verl_config"]
 
 
+def test_another_entrys_config_name_points_at_its_entry(base_cfg, capsys):
+    """A fully-async launch checked without --entry: its config name is not in main_ppo's folder; the error names
+    the entry whose config it is, and the option that checks it."""
+    assert main(["check", "--config-name=fully_async_ppo_megatron_trainer"]) == 2
+    err = capsys.readouterr().err
+    assert "--entry verl.experimental.fully_async_policy.fully_async_main" in err, err
+
+
 def test_check_files_is_quiet_and_names_what_it_skipped(base_cfg, tmp_path, capsys):
     other = tmp_path / "serve.sh"
     other.write_text("#!/bin/bash\npython3 -m sglang.launch_server --port 1\n")

@@ -25,7 +25,7 @@ from ..errors import EvaluationError, Issue
 from ..i18n import tr
 from ..overrides import LaunchArgs, parse_overrides, split_argv
 from ._dataclasses import DataclassIndex
-from ._entry import DEFAULT_ENTRY, Entry, map_foreign_path, module_file, read_entry
+from ._entry import DEFAULT_ENTRY, Entry, entry_with_config, map_foreign_path, module_file, read_entry
 from ._fast import accelerated, read_yaml
 from ._hydra_errors import KeyContext, issue_for_failure
 from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
@@ -208,6 +208,11 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
                    tree.config_dir / f"{name}.yaml")
     if not primary.is_file():
         options = sorted(p.stem for p in tree.config_dir.glob("*.yaml"))
+        other = entry_with_config(tree.root, name) if tree.root is not None and entry is None else None
+        if other is not None:
+            raise EvaluationError(tr("config name {name!r} is the config of {module}, not of {default}: check with "
+                                     "--entry {module}, or give the launch script itself to --args-file", name=name,
+                                     module=other, default=tree.entry.module if tree.entry else DEFAULT_ENTRY))
         raise EvaluationError(tr("config name {name!r} not found in {folder}; available: {options}",
                                  name=name, folder=tree.config_dir, options=", ".join(options)))
     tree.config_name = name

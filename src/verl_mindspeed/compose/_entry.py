@@ -151,6 +151,19 @@ def megatron_entries(root: Path) -> list[str]:
     return found
 
 
+def entry_with_config(root: Path, name: str) -> Optional[str]:
+    """The Megatron entry module of the tree whose config folder holds ``name``.yaml (a launch of another entry
+    checked without ``--entry``)."""
+    for module in megatron_entries(root):
+        path = module_file(root, module)
+        tree = _parse(path) if path is not None else None
+        args = _hydra_main(tree) if tree is not None else None
+        if path is not None and args is not None and (resolve_config_path(root, path.parent, args[0])
+                                                      / f"{name}.yaml").is_file():
+            return module
+    return None
+
+
 def _head(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
@@ -158,5 +171,5 @@ def _head(path: Path) -> str:
         return ""
 
 
-__all__ = ["DEFAULT_ENTRY", "Entry", "map_foreign_path", "megatron_entries", "module_file", "read_entry",
-           "resolve_config_path"]
+__all__ = ["DEFAULT_ENTRY", "Entry", "entry_with_config", "map_foreign_path", "megatron_entries", "module_file",
+           "read_entry", "resolve_config_path"]
