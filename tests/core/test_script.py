@@ -31,24 +31,11 @@ def test_args_format_keeps_every_line_and_its_number(tmp_path):
         data.train_files=['/data/a.parquet']
         +actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True
     """, name="run.args")
-    assert found.kind == "args" and found.entry == "verl.trainer.main_ppo"
+    assert found.kind == "args" and found.entry is None
     assert found.argv == ["--config-name=ppo_megatron_trainer", "data.train_files=['/data/a.parquet']",
                           "+actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True"]
     assert [loc.line for loc in found.locations] == [2, 4, 5]
     assert str(found.locations[0]) == f"{tmp_path / 'run.args'}:2"
-
-
-def test_an_args_file_names_its_entry_in_its_first_comment(tmp_path):
-    """``# argv of: python3 -m MODULE`` before the first argument gives the entry, as a script's launch line does;
-    an args file without it, or with it after an argument, leaves the entry to --entry (default main_ppo)."""
-    module = "verl.experimental.fully_async_policy.fully_async_main"
-    found = launch(tmp_path, f"""
-        # argv of: python3 -m {module}
-        --config-name=fully_async_ppo_megatron_trainer
-        """, name="a.args")
-    assert found.entry == module and found.argv == ["--config-name=fully_async_ppo_megatron_trainer"]
-    assert launch(tmp_path, "# a launch\ntrainer.nnodes=1\n", name="b.args").entry is None
-    assert launch(tmp_path, f"trainer.nnodes=1\n# argv of: python3 -m {module}\n", name="c.args").entry is None
 
 
 def test_continuations_quotes_comments_and_the_module(tmp_path):

@@ -8,9 +8,9 @@ would run it up to its launch line: ``\\`` continuations, quotes, comments, ``X=
 becomes the entry. Words are split by :mod:`shlex`; expansions are done by :mod:`._shell`. Every argument keeps
 its file and line.
 
-Anything else is the *args* format: one argument per line, exactly as the shell passes it, ``#`` comments. A
-comment before the first argument that names the launch, ``# argv of: python3 -m MODULE``, gives the entry as a
-script's launch line does.
+Anything else is the *args* format: one argument per line, exactly as the shell passes it, ``#`` comments (a
+``# argv of: python3 -m MODULE`` header documents the launch; the entry is ``--entry``'s, main_ppo by default, so
+that an args file adapted to main_ppo from a recipe's launch stays checkable).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class LaunchFile:
     argv: list[str]
     locations: list[Location]
     entry: Optional[str] = None
-    """The module of the script's ``python -m`` line, or of an args file's ``# argv of:`` comment."""
+    """The module of the script's ``python -m`` line (None for the args format)."""
     issues: list[Issue] = field(default_factory=list)
     kind: str = "args"
 
@@ -62,18 +62,12 @@ def read_launch_file(path: str, environ: Optional[Mapping[str, str]] = None) -> 
         return launch
     if scripted:
         raise EvaluationError(tr("{path}: no 'python3 -m <module> ...' launch line found", path=path))
-    argv, locations, entry = [], [], None
+    argv, locations = [], []
     for number, line in enumerate(lines, 1):
         if line.strip() and not line.lstrip().startswith("#"):
             argv.append(line.strip())
             locations.append(Location(path, number))
-        elif not argv and entry is None and (named := _ARGV_OF.match(line.strip())):
-            entry = named.group(1)
-    return LaunchFile(path, argv, locations, entry)
-
-
-#: An args file's comment naming its launch: ``# argv of: python3 -m verl.trainer.main_ppo``.
-_ARGV_OF = re.compile(r"^#\s*argv of:.*?\s-m\s+([A-Za-z_][\w.]*)")
+    return LaunchFile(path, argv, locations)
 
 
 class _Script:
