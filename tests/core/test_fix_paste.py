@@ -178,6 +178,23 @@ def test_a_misspelt_key_without_plus_is_said_to_stop_hydra_not_verl(base_cfg, la
     assert str(plus.message).startswith("verl 0.9.1 converts 'algorithm' into AlgoConfig"), str(plus.message)
 
 
+def test_megatron_keys_on_the_fsdp_config_are_one_error_whose_fix_composes_the_megatron_config(base_cfg):
+    """A launch that forgot --config-name=ppo_megatron_trainer (a recipe's script): every Megatron argument,
+    override_transformer_config ones included, was its own error whose advice was to delete it; they are one
+    error whose fix composes the Megatron trainer, and a top-level choice written under a section
+    (actor_rollout_ref.actor.model_engine) is moved to the top level."""
+    fsdp = ["algorithm.adv_estimator=grpo", *MICRO, "actor_rollout_ref.actor.model_engine=megatron",
+            f"{M}.tensor_model_parallel_size=2", f"{M}.param_offload=True", f"{O}.recompute_granularity=selective"]
+    res = evaluate(fsdp)
+    fixes = {i.rule: i for i in res.errors}
+    assert sorted(fixes) == ["unknown-key", "verl-key-other-config"], [(i.rule, i.key) for i in res.errors]
+    assert fixes["unknown-key"].override == "model_engine=megatron"
+    assert fixes["verl-key-other-config"].override == "--config-name=ppo_megatron_trainer"
+    assert "3 arguments" in str(fixes["verl-key-other-config"].message)
+    fixed = [a if a != "actor_rollout_ref.actor.model_engine=megatron" else "model_engine=megatron" for a in fsdp]
+    assert not evaluate([*fixed, "--config-name=ppo_megatron_trainer"]).errors
+
+
 def test_the_allgather_overlap_on_a_moe_model_is_dropped_not_cycled(base_cfg):
     """On a MoE model the allgather overlap needs the allgather dispatcher, which megatron refuses under the
     variable_seq_lengths=True verl builds with: the fix drops the overlap (it proposed allgather, whose own rule

@@ -81,8 +81,14 @@ def _missing_key_issue(key: str, value: str, arg: str, base: Optional[DictConfig
     parent, _, leaf = key.rpartition(".")
     if context is not None and "." not in key and verl_keys.group_options(key).get(value):
         return group_option_issue(key, value, arg, verl_keys.group_options(key)[value], context.version, [])
-    if context is not None and f".{OTC}." not in f".{key}":
-        anchor = _first_missing(base, key)
+    if context is not None and "." in key and verl_keys.group_options(leaf).get(value):
+        return error(  # a top-level choice written under a section: actor_rollout_ref.actor.model_engine=megatron
+            key, tr("'{leaf}' is a top-level choice of verl's config, not a key of '{parent}'", leaf=leaf,
+                    parent=parent), "unknown-key", suggestion=leaf, override=f"{leaf}={value}")
+    anchor = _first_missing(base, key)
+    # a key of override_transformer_config is free-form; a missing section above it (no megatron section at all)
+    # is explained like any other key
+    if context is not None and f".{OTC}." not in f".{anchor}.":
         explained = verl_keys.explain(anchor, context.version, context.config_name)
         if explained is not None:
             return history_issue(key, value, arg, explained, context.version, context.config_name,

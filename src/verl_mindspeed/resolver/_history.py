@@ -168,11 +168,14 @@ def group(issues: list[Issue], args_by_key: dict[str, str]) -> list[Issue]:
 
 
 def _label(issue: Issue) -> Optional[tuple]:
-    if issue.rule not in (RULE_VARIANT, RULE_ENTRY, RULE_REJECTED, RULE_SELECT) or not isinstance(issue.message, Msg):
+    if issue.rule not in (RULE_VARIANT, RULE_ENTRY, RULE_REJECTED, RULE_SELECT, RULE_CONFIG) \
+            or not isinstance(issue.message, Msg):
         return None
     params = issue.message.params
     if issue.rule == RULE_REJECTED:
         return (issue.rule, params.get("parent"), params.get("leaf"))
+    if issue.rule == RULE_CONFIG:
+        return (issue.rule, params.get("base"), params.get("config"))
     return (issue.rule, params.get("label"), params.get("entry"))
 
 
@@ -189,6 +192,13 @@ def _merge(bucket: list[Issue], args_by_key: dict[str, str]) -> Issue:
                      "training", n=len(bucket), at=at, version=params["version"], parent=params["parent"],
                      target=params["target"], leaf=params["leaf"])
         return error(first.key, message, RULE_REJECTED, hint=tr("delete these arguments ({args})", args=_shown(args)))
+    if first.rule == RULE_CONFIG:  # several keys of the Megatron trainer: the launch composes the other config
+        message = tr("{n} arguments set keys of {base}, but this launch composes {config}: verl {version} has them "
+                     "only in {base}", n=len(bucket), base=params["base"], config=params["config"],
+                     version=params["version"])
+        return error(first.key, message, RULE_CONFIG, override=f"--config-name={params['base']}",
+                     hint=tr("compose {base}; or delete these arguments ({args})", base=params["base"],
+                             args=_shown(args)))
     if first.rule == RULE_SELECT:
         label = params["label"]
         message = tr("{n} arguments belong to {about}, which this launch does not select ({label})", n=len(bucket),
