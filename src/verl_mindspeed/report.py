@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 ROLE_ORDER = ("actor", "ref", "critic")
 #: The note on a MindSpeed switch outside the feature guide that no hand rule covers.
 UNCHECKED = "no-hand-rule"
+#: Notes on what the user wrote that the check could not judge: quiet reports keep them.
+KEPT_WHEN_QUIET = frozenset({UNCHECKED, "bare-config-dir"})
 
 #: JSON output's layout version: bumped when a field changes meaning or disappears (new fields do not bump it).
 SCHEMA_VERSION = 1
@@ -125,7 +127,7 @@ def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en",
     lines += issues_block(render(LABELS["errors"], lang), "✗", res.errors, argv, lang)
     lines += issues_block(render(LABELS["warnings"], lang), "!", res.warnings, argv, lang)
     # quiet keeps the switches the user wrote that no check here judged: a bare OK would hide them
-    notes = [i for i in res.notes if i.rule != "inject" and (not quiet or i.rule == UNCHECKED)]
+    notes = [i for i in res.notes if i.rule != "inject" and (not quiet or i.rule in KEPT_WHEN_QUIET)]
     lines += issues_block(render(LABELS["notes"], lang), "·", notes, argv, lang)
     injected = sorted({i.key.rsplit(".", 1)[-1] for i in res.notes if i.rule == "inject" and "added" in i.message})
     if injected and not quiet:

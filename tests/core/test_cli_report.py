@@ -78,6 +78,23 @@ def test_another_entrys_config_name_points_at_its_entry(base_cfg, capsys):
     assert "--entry verl.experimental.fully_async_policy.fully_async_main" in err, err
 
 
+def test_a_config_folder_without_verl_sources_says_what_it_cannot_check(base_cfg, tmp_path, capsys):
+    """A copy of verl's config folder alone: the keys verl's dataclasses refuse (tau_pos is an ActorConfig field, not
+    a PolicyLossConfig one) cannot be checked there; the report says so, quiet too, where it printed a bare OK."""
+    import importlib.util
+    import shutil
+
+    (installed,) = importlib.util.find_spec("verl").submodule_search_locations
+    bare = tmp_path / "verl" / "trainer" / "config"
+    shutil.copytree(f"{installed}/trainer/config", bare)
+    argv = [*BASE, "+actor_rollout_ref.actor.policy_loss.tau_pos=1.0"]
+    assert main(["check", "--quiet", *argv]) == 1  # the installed tree has the sources: verl's TypeError
+    capsys.readouterr()
+    assert main(["check", "--quiet", "--verl-config-dir", str(bare), *argv]) == 0
+    out = capsys.readouterr().out
+    assert "--verl-config-dir" in out and "not checked" in out
+
+
 def test_check_files_is_quiet_and_names_what_it_skipped(base_cfg, tmp_path, capsys):
     other = tmp_path / "serve.sh"
     other.write_text("#!/bin/bash\npython3 -m sglang.launch_server --port 1\n")

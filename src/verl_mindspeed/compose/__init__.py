@@ -81,6 +81,10 @@ def find_verl_tree(config_dir: Optional[str] = None, config_path: Optional[str] 
             label = tree_version(directory) or tr("config dir {path}", path=directory)
             tree = VerlTree(None, directory, label)
             tree.known_megatron_keys, tree.otc_defaults = _engine_keys(tree.trainer_config_dir)
+            tree.notes.append(Issue("note", "--verl-config-dir", tr(
+                "{path} has no verl sources beside it (verl/trainer/main_ppo.py, verl/workers/config): the keys verl's "
+                "config dataclasses refuse at start-up (TypeError) are not checked; give the config folder of a verl "
+                "checkout or installation", path=directory), rule="bare-config-dir"))
             return tree
         root = directory.parents[2]
         label = tree_version(directory) or tr("config dir {path}", path=directory)
