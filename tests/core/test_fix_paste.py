@@ -139,7 +139,8 @@ def test_a_plus_fix_after_a_preset_is_plus_plus(base_cfg):
 
 @pytest.mark.parametrize("typo", [f"++{O}.use_flash_atn=True", f"+{O}.use_fused_rmsnrom=True",
                                   f"+{M}.tensor_model_paralel_size=2", f"++{M}.param_offlaod=True",
-                                  "+actor_rollout_ref.actor.ppo_mini_batch_siz=32"])
+                                  "+actor_rollout_ref.actor.ppo_mini_batch_siz=32",
+                                  "+actor_rollout_ref.actor.policy_loss.tau_pos=1.0"])  # one level too deep
 def test_a_renamed_key_pastes_at_the_end_as_printed(base_cfg, typo):
     """A '+' key with a typo: its fix line appended to the launch as printed (the typo still in it; Hydra applies
     the overrides in order, '~typo' included) leaves no error, and the right key holds the user's value."""
@@ -151,7 +152,8 @@ def test_a_renamed_key_pastes_at_the_end_as_printed(base_cfg, typo):
 
 
 @pytest.mark.parametrize("refused", ["actor_rollout_ref.actor.ppo_mini_batch_siz=32", f"{O}.use_flash_atn=True",
-                                     f"+{M}.tensor_model_parallel_size=2"])
+                                     f"+{M}.tensor_model_parallel_size=2",
+                                     "actor_rollout_ref.actor.policy_loss.tau_pos=1.0"])
 def test_a_fix_for_an_argument_hydra_refuses_goes_in_its_place(base_cfg, refused):
     """Hydra stops at an argument it refuses (a misspelt key without '+', '+' on a key that exists), whatever
     follows it: the issue names that argument (``replaces``), and its fix written in its place leaves no error,

@@ -97,7 +97,7 @@ def _missing_key_issue(key: str, value: str, arg: str, base: Optional[DictConfig
             verdict = context.dataclasses.verdict(base, key)
             if verdict.kind == "rejected":
                 return rejected_issue(key, arg, verdict, context.version, _keys_at(base, verdict.at.rpartition(".")[0]),
-                                      hydra=True)
+                                      hydra=True, cfg=base)
     siblings = _keys_at(base, parent)
     near = nearest(leaf, siblings) if siblings else None
     if parent.endswith(OTC):

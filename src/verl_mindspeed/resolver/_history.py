@@ -125,7 +125,19 @@ def group_option_issue(group: str, value: str, arg: str, releases: tuple[str, ..
                          drop=_drop(arg), release=nearest_release))
 
 
-def rejected_issue(key: str, arg: str, verdict, version: str, fields: Iterable[str], hydra: bool = False) -> Issue:
+def ancestor_key(cfg: Any, parent: str, leaf: str) -> Optional[str]:
+    """The nearest section above ``parent`` in ``cfg`` that has the key ``leaf`` (a key written one level too
+    deep: ``actor.policy_loss.tau_pos`` for ``actor.tau_pos``), as a full path."""
+    parts = parent.split(".")
+    for n in range(len(parts) - 1, 0, -1):
+        section = ".".join(parts[:n])
+        if leaf in keys_at(cfg, section):
+            return f"{section}.{leaf}"
+    return None
+
+
+def rejected_issue(key: str, arg: str, verdict, version: str, fields: Iterable[str], hydra: bool = False,
+                   cfg: Any = None) -> Issue:
     """A key verl's config dataclass has no field for (``TypeError: unexpected keyword argument`` at start-up).
 
     ``hydra``: the argument has no ``+``, so Hydra refuses it first (the key is not in verl's YAML) and the
@@ -140,6 +152,10 @@ def rejected_issue(key: str, arg: str, verdict, version: str, fields: Iterable[s
     else:
         message = tr("verl {version} converts '{parent}' into {target}, which has no field '{leaf}': verl stops "
                      "with TypeError (unexpected keyword argument) before training", **params)
+    above = ancestor_key(cfg, parent, leaf) if near is None and cfg is not None and parent else None
+    if above is not None:
+        return error(key, tr("{message}; '{leaf}' is a key of '{section}'", message=message, leaf=leaf,
+                             section=above.rpartition(".")[0]), "unknown-key", suggestion=above + key[len(verdict.at):])
     if near is not None:
         fixed = f"{parent}.{near}{key[len(verdict.at):]}"
         return error(key, tr("{message}; did you mean '{near}'?", message=message, near=near), "unknown-key",

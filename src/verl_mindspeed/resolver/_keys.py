@@ -134,7 +134,7 @@ def check_added_keys(cfg: Any, argv: Sequence[str], tree: Any) -> list[Issue]:
                                             exists=lambda p: has_path(cfg, p)))
             else:
                 siblings = keys_at(cfg, verdict.at.rpartition('.')[0])
-                issues.append(rejected_issue(key, arg, verdict, version, siblings))
+                issues.append(rejected_issue(key, arg, verdict, version, siblings, cfg=cfg))
         elif verdict.kind == "plain":
             anchor = _first_unknown(key, version, prefix, config_name)
             why = verl_keys.explain(anchor, version, config_name) if anchor else None
