@@ -197,6 +197,51 @@ def test_megatron_keys_on_the_fsdp_config_are_one_error_whose_fix_composes_the_m
     assert not evaluate([*fixed, "--config-name=ppo_megatron_trainer"]).errors
 
 
+def test_a_role_size_fix_does_not_follow_a_warnings_fix(base_cfg):
+    """The actor runs VPP 2 under mbridge (a warning, whose advice is VPP null) and the critic, built first, owns
+    the groups without VPP: the critic is aligned on the actor's VPP 2, not on the warning's null, which the
+    2,000-launch fix-point run showed looping (critic VPP null, the actor's VPP 2 still differing)."""
+    model = str(FIXTURES / "models" / "Qwen3-0.6B")
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", *MICRO,
+            "critic.ppo_micro_batch_size_per_gpu=1", f"{M}.pipeline_model_parallel_size=2",
+            f"{M}.virtual_pipeline_model_parallel_size=2", "critic.megatron.pipeline_model_parallel_size=2"]
+    (issue,) = evaluate(argv, model_config=model).errors
+    assert issue.rule == "role-sizes-agree"
+    assert issue.override == "++critic.megatron.virtual_pipeline_model_parallel_size=2"
+    assert not evaluate([*argv, *shlex.split(issue.override)], model_config=model).errors
+
+
+def test_a_stage_size_another_roles_dict_sets_counts_at_pp_2(base_cfg):
+    """MindSpeed's namespace hands the critic's num_layers_in_first_pipeline_stage to the actor built after it:
+    with the actor's own last-stage size, megatron-core 0.12.1 divides by PP - 2 = 0 (the oracle ran it: a
+    ZeroDivisionError in the actor's TransformerConfig). The error says so and its fix nulls the leaked size in the
+    actor's dict, which wins over the namespace; on megatron-core 0.16 (core_r0.16.0) nothing fails."""
+    model = str(FIXTURES / "models" / "Qwen3-0.6B")  # 28 layers
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", *MICRO,
+            "critic.ppo_micro_batch_size_per_gpu=1", f"{M}.pipeline_model_parallel_size=2",
+            "critic.megatron.pipeline_model_parallel_size=2", f"++{O}.num_layers_in_last_pipeline_stage=13",
+            "++critic.megatron.override_transformer_config.num_layers_in_first_pipeline_stage=15"]
+    (issue,) = evaluate(argv, model_config=model).errors
+    assert (issue.rule, issue.key) == ("uneven-pp-needs-middle", f"{O}.num_layers_in_last_pipeline_stage")
+    assert issue.override == f"++{O}.num_layers_in_first_pipeline_stage=null"
+    assert not evaluate([*argv, issue.override], model_config=model).errors
+    assert not evaluate(argv, model_config=model, release="core_r0.16.0").errors
+
+
+def test_an_uneven_split_fix_uses_the_key_another_role_sets(base_cfg):
+    """61 layers over PP 2 on the critic, whose dict reaches the actor's namespace: the split goes through the key
+    the actor's dict already uses (last stage 30), not the first stage 31, which with the actor's last-stage size
+    would fail at PP=2 (the fix-point run's gen-0787 took three rounds that way)."""
+    model = str(FIXTURES / "models" / "DeepSeek-V3")  # 61 layers
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", *MICRO,
+            "critic.ppo_micro_batch_size_per_gpu=1", f"{M}.pipeline_model_parallel_size=2",
+            "critic.megatron.pipeline_model_parallel_size=2", f"++{O}.num_layers_in_last_pipeline_stage=30"]
+    (issue,) = [i for i in evaluate(argv, model_config=model).errors if i.rule == "model-layers-pp"]
+    assert issue.override == "++critic.megatron.override_transformer_config.num_layers_in_last_pipeline_stage=30"
+    fixed = evaluate([*argv, issue.override], model_config=model).errors
+    assert not [i for i in fixed if i.rule in ("model-layers-pp", "uneven-pp-needs-middle")], fixed
+
+
 def test_the_allgather_overlap_on_a_moe_model_is_dropped_not_cycled(base_cfg):
     """On a MoE model the allgather overlap needs the allgather dispatcher, which megatron refuses under the
     variable_seq_lengths=True verl builds with: the fix drops the overlap (it proposed allgather, whose own rule

@@ -81,11 +81,12 @@ ACTOR = "actor_rollout_ref.actor.megatron."
 def _follow_actor(issues: Iterable[Issue]) -> list[Issue]:
     """Fixes of one report that agree when pasted together: where another issue fixes an actor size, a fix that
     aligns on the actor (the other roles, or the actor's own dict) proposes that fixed size, not the one the actor
-    has now."""
+    has now. Only an error's fix counts: a warning's (mbridge with VPP) is advice the user may not take, and the
+    sizes aligned on it would then disagree again."""
     out = list(issues)
     fixed: dict[str, str] = {}
     for issue in out:
-        if issue.rule in ALIGN_ON_ACTOR or not issue.override:
+        if issue.rule in ALIGN_ON_ACTOR or not issue.override or issue.severity != "error":
             continue
         for word in _words(issue.override):
             key, _, value = word.lstrip("+").partition("=")

@@ -80,6 +80,11 @@ def ffn_divisible(role: RoleView, ctx: Context) -> Iterable[Issue]:
                                         name=name, size=size, ffn=ffn, width=width), "model-ffn-tp", override=fix)
 
 
+def _set_elsewhere(role: RoleView, ctx: Context, key: str) -> bool:
+    """Whether another role's dict sets ``key``."""
+    return any(b.given.get(key) is not None for name, b in (ctx.builds or {}).items() if name != role.name)
+
+
 @rule("model-layers-pp", cites=_MCORE_PP, holds_for=_BOTH + ": no exception where the stages do not add up "
       "(0.16.1 refuses both uneven sizes at PP=1 only when they add up to num_layers); fewer layers are built")
 def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
@@ -102,7 +107,12 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     total, pp = _total_layers(role, spec), role.pp
     if first is None and last is None:
         split = balanced_pipeline_split(total, pp)
-        if split and split[0]:  # keep PP: the most even uneven split
+        if split and split[0] and pp == 2 and _set_elsewhere(role, ctx, _LAST) \
+                and not _set_elsewhere(role, ctx, _FIRST):
+            # the same split through the key another role's dict sets: MindSpeed's namespace hands one role's stage
+            # size to the roles built after it, and first and last together fail at PP=2 (uneven-pp-needs-middle)
+            split = (None, total - split[0])
+        if split and (split[0] or split[1]):  # keep PP: the most even uneven split
             hint = tr("or a pipeline size that divides {total}", total=total)
             fix = " ".join(role.set_line(k, v) for k, v in ((_FIRST, split[0]), (_LAST, split[1])) if v)
         else:

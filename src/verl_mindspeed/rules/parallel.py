@@ -192,14 +192,17 @@ def vpp_requires_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         )
 
 
+_FIRST, _LAST = "num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage"
+
+
 @rule("uneven-pp-needs-middle", cites=_MCORE_TC,
       holds_for="one uneven stage size at PP=1: megatron-core 0.12.1 (ZeroDivisionError) and 0.16.1 (ValueError); "
                 "both stages at PP=2: 0.12.1 only")
 def uneven_pp_needs_middle(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    first = role.given.get("num_layers_in_first_pipeline_stage")
-    last = role.given.get("num_layers_in_last_pipeline_stage")
-    uneven = [n for n in ("num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage")
-              if role.given.get(n) is not None]
+    """At PP=2 megatron-core 0.12.1 reads both stage sizes from the config as built, where MindSpeed's namespace
+    fills what the role's dict does not set: a size another role's dict handed to repatch counts too."""
+    first, last = role.get(_FIRST), role.get(_LAST)
+    uneven = [n for n in (_FIRST, _LAST) if role.given.get(n) is not None]
     if len(uneven) == 2 and role.pp == 1:
         return  # model-layers-pp: megatron-core raises nothing there (0.16.1: unless they add up to num_layers)
     if uneven and role.pp == 1:
@@ -215,4 +218,6 @@ def uneven_pp_needs_middle(role: RoleView, ctx: Context) -> Iterable[Issue]:
                "pipeline_model_parallel_size > 2 (got 2)"),
             "uneven-pp-needs-middle", hint=tr("megatron-core 0.12.1 divides the remaining layers by PP - 2 and fails "
                                               "at PP=2; set only one of them"),
+            # a size only the namespace holds (another role's dict): null in this role's dict wins over it
+            override=" ".join(role.set_line(n, None) for n in (_FIRST, _LAST) if role.given.get(n) is None) or None,
         )
