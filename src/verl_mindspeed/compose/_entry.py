@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Optional
+from typing import Iterator, Optional
 
 from ..errors import EvaluationError
 from ..i18n import tr
@@ -133,7 +133,17 @@ def _literal(node: ast.expr) -> Optional[str]:
 
 def megatron_entries(root: Path) -> list[str]:
     """Entry modules of a tree whose config folder offers a Megatron trainer config (``*megatron*.yaml``)."""
-    found = []
+    return [module for module, _ in _megatron_entries(root)]
+
+
+def entry_with_config(root: Path, name: str) -> Optional[str]:
+    """The Megatron entry module of the tree whose config folder holds ``name``.yaml (a launch of another entry
+    checked without ``--entry``)."""
+    return next((module for module, folder in _megatron_entries(root) if (folder / f"{name}.yaml").is_file()), None)
+
+
+def _megatron_entries(root: Path) -> Iterator[tuple[str, Path]]:
+    """Each Megatron entry module of the tree with its resolved config folder."""
     for top in ("verl", "recipe"):
         base = root / top
         if not base.is_dir():
@@ -147,21 +157,7 @@ def megatron_entries(root: Path) -> list[str]:
                 continue
             folder = resolve_config_path(root, path.parent, args[0])
             if folder.is_dir() and any(folder.glob("*megatron*.yaml")):
-                found.append(".".join(path.relative_to(root).with_suffix("").parts))
-    return found
-
-
-def entry_with_config(root: Path, name: str) -> Optional[str]:
-    """The Megatron entry module of the tree whose config folder holds ``name``.yaml (a launch of another entry
-    checked without ``--entry``)."""
-    for module in megatron_entries(root):
-        path = module_file(root, module)
-        tree = _parse(path) if path is not None else None
-        args = _hydra_main(tree) if tree is not None else None
-        if path is not None and args is not None and (resolve_config_path(root, path.parent, args[0])
-                                                      / f"{name}.yaml").is_file():
-            return module
-    return None
+                yield ".".join(path.relative_to(root).with_suffix("").parts), folder
 
 
 def _head(path: Path) -> str:

@@ -164,6 +164,7 @@ def resolve(
         sim = simulate(inputs, spec, model=model, has_repatch=has_repatch, given=given, world=world)
     views = dict(sim.builds)
     unknown = _unresolved_keys(inputs.values())
+    refused = {i.key for i in issues if i.rule == "value"}  # no rule reports under that id: fixed before the rules
     ctx = Context(world_size=world, release=release, model=model, config=cfg, era=spec,
                   injected=injected, device_memory_gib=device_memory_gib, builds=sim.builds,
                   driver_validates=driver_validates)
@@ -179,7 +180,6 @@ def resolve(
                     found += list(rule.fn(view, ctx))
         # a key whose interpolation failed: its error says it, no guess; a key whose value has the wrong type or
         # choice: a warning judged on that value is noise (it surfaces again, if it holds, once the value is fixed)
-        refused = {i.key for i in issues if i.rule == "value"}
         issues += [i for i in found if i.key not in unknown and not (i.severity != "error" and i.key in refused)]
     roles = {name: {"override_transformer_config": dict(view.given), "megatron": _megatron_view(view),
                     "repatch": dict(view.sent) if view.sent is not None else None}

@@ -79,7 +79,8 @@ def size_fix(role: Build, ctx: Context, name: str, value: Any) -> str:
 
 
 _VPP = "virtual_pipeline_model_parallel_size"
-_STAGES = ("num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage")
+FIRST_STAGE, LAST_STAGE = "num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage"
+_STAGES = (FIRST_STAGE, LAST_STAGE)
 
 
 def release_at_least(release: str, version: tuple[int, int, int]) -> bool:

@@ -14,6 +14,8 @@ from ..i18n import tr, trn
 from ..model._constraints import balanced_pipeline_split, experts_split, ffn_split, heads_split, vpp_splits
 from ..model._layout import stage_layer_counts
 from ..model.spec import MLA_KEYS, ModelSpec
+from ._base import FIRST_STAGE as _FIRST
+from ._base import LAST_STAGE as _LAST
 from ._base import Context, RoleView, _int, error, issue, rule, size_fix, warning
 from ._sizes import EP, PP, TP, fix_size
 from .memory import noop_indices
@@ -21,7 +23,6 @@ from .memory import noop_indices
 _MCORE_CFG = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
 _MCORE_PP = "megatron/core/transformer/transformer_block.py get_num_layers_to_build"
 _BOTH = "megatron-core 0.12.1 and 0.16.1"
-_FIRST, _LAST = "num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage"
 
 
 def _model(ctx: Context) -> Optional[ModelSpec]:

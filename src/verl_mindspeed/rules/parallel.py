@@ -8,6 +8,8 @@ from ..errors import Issue
 from ..i18n import tr
 from ..model._constraints import experts_split, groups_split, heads_split
 from ..model.spec import ModelSpec
+from ._base import FIRST_STAGE as _FIRST
+from ._base import LAST_STAGE as _LAST
 from ._base import Context, RoleView, _int, error, fmt, rule, size_fix, warning
 from ._sizes import fix_world, tp_above_one, tp_fix
 
@@ -190,9 +192,6 @@ def vpp_requires_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
             tr("virtual_pipeline_model_parallel_size={vpp} requires pipeline_model_parallel_size > 1", vpp=role.vpp),
             "vpp-requires-pp", override=role.mset_line("virtual_pipeline_model_parallel_size", None),
         )
-
-
-_FIRST, _LAST = "num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage"
 
 
 @rule("uneven-pp-needs-middle", cites=_MCORE_TC,
