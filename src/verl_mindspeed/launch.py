@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from . import eras
+from . import stack as stacks
 from ._version import __version__
 from .catalog import universe
 from .compose import VerlTree, compose_argv, era_of_tree
@@ -31,7 +32,8 @@ def read_args_file(path: str) -> list[str]:
 def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional[str] = None,
              model_config: Optional[str] = None, release: Optional[str] = None,
              launcher: bool = False, device_memory_gib: float = 64.0, verl_version: Optional[str] = None,
-             entry: Optional[str] = None, source: Optional[LaunchFile] = None) -> Resolution:
+             entry: Optional[str] = None, source: Optional[LaunchFile] = None, megatron_core: Optional[str] = None,
+             bridge: Optional[dict[str, Optional[str]]] = None) -> Resolution:
     """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2).
 
     The launch is judged as it will run: injected when it goes through ``launcher`` (``verl-mindspeed
@@ -39,7 +41,8 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
     the callback; plain otherwise. ``verl_version`` checks against that verl release's tree (fetched from
     PyPI once); ``entry`` is the module the argv is given to (default ``verl.trainer.main_ppo``, or the
     ``python -m`` module of ``source``); ``source`` is the launch file the argv starts with: its locations
-    and findings are kept.
+    and findings are kept; ``megatron_core`` and ``bridge`` (:func:`verl_mindspeed.stack.parse_bridge_option`) give
+    the stack's layers the options name (:func:`choose_stack`).
     """
     locations: list[Optional[Location]] = []
     if source is not None:
@@ -55,7 +58,8 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
     presets = preset_settings(comp.parsed)
     res = resolve_launch(comp.cfg, argv, comp.tree, f"{comp.tree.config_dir}/{comp.config_name}.yaml",
                          issues=[*(source.issues if source else ()), *comp.issues], strict=strict, release=release,
-                         model_config=model_config, injected=launcher or bool(presets),
+                         model_config=model_config, injected=launcher or bool(presets), megatron_core=megatron_core,
+                         bridge=bridge,
                          device_memory_gib=device_memory_gib, locations=locations)
     res.presets = presets
     return res
@@ -65,7 +69,8 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
                    issues: Sequence[Issue] = (), strict: bool = False, release: Optional[str] = None,
                    model_config: Optional[str] = None, injected: bool = True,
                    device_memory_gib: float = 64.0,
-                   locations: Optional[Sequence[Optional[Location]]] = None) -> Resolution:
+                   locations: Optional[Sequence[Optional[Location]]] = None, megatron_core: Optional[str] = None,
+                   bridge: Optional[dict[str, Optional[str]]] = None) -> Resolution:
     """Resolve a composed launch config the same way for ``check`` and the in-process callback.
 
     Loads the model for the model-aware rules, takes the era from the verl tree, puts ``issues``
@@ -75,17 +80,18 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
     from omegaconf.errors import OmegaConfBaseException
 
     model, model_issues = load_model(cfg, model_config)
-    release, release_issues = choose_release(release)
+    stack, release_issues = choose_stack(release, cfg, tree, megatron_core=megatron_core, bridge=bridge)
+    release = stack.mindspeed
     model_issues = [*release_issues, *model_issues]
     era = era_of(tree)
     try:
-        res = resolve(cfg, strict=strict, release=release, model=model, era=era, injected=injected,
+        res = resolve(cfg, strict=strict, release=release, model=model, era=era, injected=injected, stack=stack,
                       device_memory_gib=device_memory_gib,
                       driver_validates=tree.entry.validates if tree and tree.entry else True,
                       known_megatron_keys=tree.known_megatron_keys if tree else None,
                       otc_defaults=tree.otc_defaults if tree else None)
     except OmegaConfBaseException as exc:  # a value the checks need does not resolve: that is the error to report
-        res = Resolution([_unresolved(exc)], {}, release, era=era, injected=injected)
+        res = Resolution([_unresolved(exc)], {}, release, era=era, injected=injected, stack=stack)
     res.model = model
     res.issues = review([*issues, *model_issues, *res.issues], cfg, argv, tree, locations)
     res.versions.update({"verl": tree.version if tree else "not found", "verl_config": config_label,
@@ -93,25 +99,54 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
     return res
 
 
-def choose_release(release: Optional[str]) -> tuple[str, list[Issue]]:
-    """The MindSpeed release to check against: the one asked for (short names accepted), else the one installed
-    here, else the default; with a note saying which and why."""
+def choose_stack(release: Optional[str], cfg: Any = None, tree: Optional[VerlTree] = None, *,
+                 megatron_core: Optional[str] = None,
+                 bridge: Optional[dict[str, Optional[str]]] = None) -> tuple[stacks.Stack, list[Issue]]:
+    """The stack to judge the launch on (:mod:`verl_mindspeed.stack`) and the notes on how it was chosen."""
+    chosen, source, notes = choose_release(release, default=_default_release(cfg))
+    if megatron_core is not None and stacks.line_of(megatron_core) is None:
+        raise EvaluationError(tr("--megatron-core {value!r} is not a version", value=megatron_core))
+    verl = tree.version if tree is not None else "?"
+    return stacks.build_stack(verl, chosen, source, core=megatron_core, bridges=bridge), notes
+
+
+def _default_release(cfg: Any) -> str:
+    """The release assumed when none is given or installed: one whose stack can start the launch. A launch whose
+    actor builds through Megatron-Bridge (verl 0.9's default) needs megatron-core 0.15+, so the newest MindSpeed
+    release of such a line that imports without ``megatron_adaptor``; else the newest release branch."""
+    from omegaconf import OmegaConf
+
+    from .simulate import MEGATRON_BRIDGE, bridge_kind
+
+    try:
+        megatron = OmegaConf.select(cfg, "actor_rollout_ref.actor.megatron", default=None) if cfg is not None else None
+        section = OmegaConf.to_container(megatron, resolve=True) if megatron is not None else None
+    except Exception:  # an interpolation that does not resolve: its own check reports it
+        section = None
+    if isinstance(section, dict) and bridge_kind(section) == MEGATRON_BRIDGE:
+        return stacks.BRIDGE_DEFAULT_RELEASE
+    return universe.DEFAULT_RELEASE
+
+
+def choose_release(release: Optional[str], default: str = universe.DEFAULT_RELEASE) -> tuple[str, str, list[Issue]]:
+    """The MindSpeed release to check against and how it was learnt: the one asked for (short names accepted),
+    else the one installed here, else ``default``; with a note saying which and why."""
     if release:
         found = universe.canonical_release(release)
         if found is None:
             raise EvaluationError(tr("unknown MindSpeed release {release!r}; known: {known}", release=release,
                                      known=", ".join(universe.releases())))
-        return found, []
+        return found, stacks.GIVEN, []
     installed, seen = universe.installed_release()
     if installed:
-        return installed, [issue("note", "--mindspeed-release", tr(
+        return installed, stacks.FOUND, [issue("note", "--mindspeed-release", tr(
             "checking against MindSpeed {release}, the release installed here ({seen})", release=installed,
             seen=seen), "release")]
     if seen:
-        return universe.DEFAULT_RELEASE, [issue("note", "--mindspeed-release", tr(
+        return default, stacks.ASSUMED, [issue("note", "--mindspeed-release", tr(
             "{seen} is installed here but names no known release branch; checking against {release} (pass "
-            "--mindspeed-release to choose)", seen=seen, release=universe.DEFAULT_RELEASE), "release")]
-    return universe.DEFAULT_RELEASE, []
+            "--mindspeed-release to choose)", seen=seen, release=default), "release")]
+    return default, stacks.ASSUMED, []
 
 
 def era_of(tree: Optional[VerlTree]) -> str:
@@ -236,5 +271,5 @@ def _short(text: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit // 2] + "..." + text[-limit // 2:]
 
 
-__all__ = ["LaunchFile", "era_of", "evaluate", "load_model", "preset_settings", "read_args_file", "read_launch_file",
+__all__ = ["LaunchFile", "choose_release", "choose_stack", "era_of", "evaluate", "load_model", "preset_settings", "read_args_file", "read_launch_file",
            "resolve_launch"]

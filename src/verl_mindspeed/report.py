@@ -117,7 +117,8 @@ def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en",
     """The text report; ``quiet``: only the problems (errors and warnings) and the verdict line."""
     v = res.versions
     lines = [] if quiet else [
-        f"verl-mindspeed check  |  verl {v.get('verl')}  |  MindSpeed {res.release}  |  {v.get('verl_config')}", ""]
+        f"verl-mindspeed check  |  verl {v.get('verl')}  |  MindSpeed {res.release}  |  {v.get('verl_config')}",
+        *([stack_line(res.stack, lang)] if res.stack is not None else []), ""]
     for name, settings in ({} if quiet else res.presets).items():
         lines.append(render(tr("Preset mindspeed={name} sets:", name=name), lang))
         lines += [f"  {key}={value}" for key, value in settings.items()]
@@ -141,6 +142,23 @@ def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en",
             "{n} switch not checked here", "{n} switches not checked here", unchecked, n=unchecked))
     lines.append(f"{verdict}: {render(summary, lang)}; {elapsed:.2f} s")
     return "\n".join(lines)
+
+
+def stack_line(stack: Any, lang: str) -> str:
+    """The stack judged, each layer marked assumed where it was neither found here nor given by an option."""
+    def layer(name: str, text: str) -> str:
+        return text + (f" ({render(tr('assumed'), lang)})" if stack.source.get(name) == "assumed" else "")
+
+    parts = [f"verl {stack.verl}",
+             layer("megatron-bridge", f"Megatron-Bridge {stack.megatron_bridge}" if stack.megatron_bridge
+                   else render(tr("no Megatron-Bridge"), lang)),
+             layer("mbridge", f"mbridge {stack.mbridge}" if stack.mbridge else render(tr("no mbridge"), lang)),
+             layer("megatron_core", f"megatron-core {stack.megatron_core}"),
+             layer("mindspeed", f"MindSpeed {stack.mindspeed}")]
+    text = render(tr("stack: {layers}", layers=" · ".join(parts)), lang)
+    if stack.assumed:
+        text += "  " + render(tr("(say what your cluster runs: --mindspeed-release, --megatron-core, --bridge)"), lang)
+    return text
 
 
 def counts(n_err: int, n_warn: int) -> Msg:

@@ -53,9 +53,16 @@ SWIGLU = Feature(
     flags=(
         _switch("use_fused_swiglu", "Fused SwiGLU kernel.", "MindSpeed --use-fused-swiglu"),
         _switch("swiglu", "Gated linear unit with SiLU (what MindSpeed's SwiGLU patch looks for).", "megatron --swiglu"),
+        Flag(name="bias_activation_fusion", where="otc", type="bool",
+             help="Megatron's fused bias+activation path: the MLP calls the SwiGLU functions MindSpeed's fused kernel "
+                  "replaces only when it is True.", feeds="megatron TransformerConfig.bias_activation_fusion"),
     ),
-    companions=("swiglu=True",),
-    rules=("fused-op-companions",),
+    companions=("swiglu=True", "bias_activation_fusion=True"),
+    rules=("fused-op-companions", "fused-swiglu-inert"),
+    injects=(Injection(key="bias_activation_fusion", value=True, when=("use_fused_swiglu",),
+                       requires=("bridge.megatron_bridge",),
+                       why="megatron's MLP calls MindSpeed's fused SwiGLU only with it, and Megatron-Bridge's provider "
+                           "leaves it False for most architectures"),),
 )
 
 PERMUTE = Feature(

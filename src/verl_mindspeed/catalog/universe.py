@@ -29,6 +29,20 @@ def _data() -> dict:
     return json.loads(text)
 
 
+@lru_cache(maxsize=None)
+def stack_facts() -> dict:
+    """The stack layers' facts generated from the packages (``data/stacks.json``, ``tools/refresh_stack_facts.py``):
+    megatron-core's config fields per line, Megatron-Bridge's and mbridge's requirements and provider values."""
+    text = resources.files(__package__).joinpath("data/stacks.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def core_line_fields() -> dict[str, frozenset[str]]:
+    """megatron-core release -> the fields of its ``TransformerConfig`` (with ``ModelParallelConfig``'s) and
+    ``MLATransformerConfig``, for every line here (0.12.1, 0.16.1, 0.17.1, 0.18.2)."""
+    return {v: frozenset(d["fields"]) | frozenset(d["mla_fields"]) for v, d in stack_facts()["megatron_core"].items()}
+
+
 def releases() -> list[str]:
     """MindSpeed release branches known to the snapshot."""
     return list(_data()["mindspeed"])
@@ -129,11 +143,14 @@ def transformer_config_fields() -> tuple[frozenset[str], str]:
     Live from the installed megatron-core when there is one: from the classes if the
     module is already loaded (inside a training process), else read from its source
     files without importing it (importing pulls in torch, which takes seconds). The
-    snapshot in ``data/known_keys.json`` is always included, so a newer or older
-    megatron-core only adds keys.
+    snapshot in ``data/known_keys.json`` and the fields of every megatron-core line in ``data/stacks.json`` are
+    always included, so a key that is a field on any stack here is known (whether it is one on the stack judged is
+    the key check's business).
     """
     snap = _data()["transformer_config"]
     fields = set(snap["fields"]) | set(snap["mla_fields"])
+    for line in core_line_fields().values():
+        fields |= line
     source = f"snapshot of megatron-core {snap['megatron_core_version']}"
     tc_mod = sys.modules.get("megatron.core.transformer.transformer_config")
     if tc_mod is not None:

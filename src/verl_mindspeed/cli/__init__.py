@@ -13,11 +13,11 @@ import os
 import sys
 from typing import Optional
 
-from .._version import __version__
 from ..compose import split_pasted
 from ..errors import EvaluationError
 from ..i18n import render, tr
 from . import _args, _output
+from ._args import _Version
 
 #: Each command and the module that defines it (imported when it is needed: a check does not load the planner).
 MODULES = {"check": "check", "check-files": "check_files", "features": "features", "plan": "plan",
@@ -34,8 +34,8 @@ def build_parser(lang: str = "en", only: Optional[str] = None) -> _args.Parser:
         description=render(tr("Pre-flight checks and normalization of MindSpeed options for verl on Ascend NPUs."),
                            lang),
     )
-    parser.add_argument("--version", action="version", version=f"verl-mindspeed {__version__}",
-                        help=render(tr("print the version of verl-mindspeed and exit"), lang))
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help=render(tr("print the version of verl-mindspeed and the stack it judges, and exit"), lang))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=functools.partial(_args.Parser, lang=lang))
     for name, module in MODULES.items():

@@ -111,13 +111,39 @@ def add_common(p: argparse.ArgumentParser, lang: str) -> None:
     """``--lang`` and ``--version``, on every command."""
     p.add_argument("--lang", type=choice(LANGS, lang), default=default_lang(), metavar="{en,zh}",
                    help=render(tr("language of every message (default: from LC_ALL / LANG)"), lang))
-    p.add_argument("--version", action="version", version=f"verl-mindspeed {__version__}",
-                   help=render(tr("print the version of verl-mindspeed and exit"), lang))
+    p.add_argument("--version", action=_Version, nargs=0,
+                   help=render(tr("print the version of verl-mindspeed and the stack it judges, and exit"), lang))
+
+
+class _Version(argparse.Action):
+    """``--version``: the text as written, lines kept (argparse's own action reflows it into one paragraph)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None) -> None:
+        print(version_text())
+        parser.exit()
+
+
+def version_text() -> str:
+    """This package's version, the stacks it assumes when none is given, and what is installed here."""
+    from ..catalog import universe
+    from ..stack import BRIDGE_DEFAULT_RELEASE, BRIDGE_FOR_LINE, MBRIDGE_DEFAULT, core_version, installed
+
+    plain, bridged = universe.DEFAULT_RELEASE, BRIDGE_DEFAULT_RELEASE
+    here = ", ".join(f"{d} {installed(d)}" for d in ("verl", "megatron-core", "megatron-bridge", "mbridge",
+                                                    "mindspeed") if installed(d)) or "none of verl's stack"
+    return "\n".join([
+        f"verl-mindspeed {__version__}",
+        f"stack assumed when none is given or installed: MindSpeed {plain} on megatron-core "
+        f"{core_version(universe.core_line(plain))} with mbridge {MBRIDGE_DEFAULT} (mbridge or converter launches); "
+        f"MindSpeed {bridged} on megatron-core {core_version(universe.core_line(bridged))} with Megatron-Bridge "
+        f"{BRIDGE_FOR_LINE[universe.core_line(bridged)]} (verl 0.9's default Megatron-Bridge path)",
+        f"installed here: {here}"])
 
 
 def add_judging_options(p: argparse.ArgumentParser, lang: str) -> None:
     """What ``check`` and ``run`` both judge a launch with: strictness, the model, the MindSpeed release."""
     from ..catalog import universe
+    from ..stack import BRIDGE_DEFAULT_RELEASE
 
     say = lambda text: render(text, lang)  # noqa: E731
     p.add_argument("--strict", action="store_true", help=say(tr("unknown keys far from any known key are errors too")))
@@ -125,8 +151,31 @@ def add_judging_options(p: argparse.ArgumentParser, lang: str) -> None:
                    help=say(tr("a HF config.json, or a directory holding one, for model-aware checks")))
     p.add_argument("--mindspeed-release", default=None, metavar="RELEASE", help=say(tr(
         "MindSpeed release to check against: a branch ({branches}) or its short name (26.1, 2.3); default: the "
-        "installed MindSpeed's, else {release}", branches=", ".join(universe.releases()),
-        release=universe.DEFAULT_RELEASE)))
+        "installed MindSpeed's, else one whose stack can start the launch ({release}, or {bridged} for verl 0.9's "
+        "default Megatron-Bridge path)", branches=", ".join(universe.releases()),
+        release=universe.DEFAULT_RELEASE, bridged=BRIDGE_DEFAULT_RELEASE)))
+
+
+def add_stack_options(p: argparse.ArgumentParser, lang: str) -> None:
+    """The stack's layers below MindSpeed (``check``, ``check-files``): megatron-core and the bridge packages."""
+    say = lambda text: render(text, lang)  # noqa: E731
+    p.add_argument("--megatron-core", default=None, metavar="VERSION", help=say(tr(
+        "the megatron-core release of the cluster, and with --upstream the line the MindSpeed source pairs with "
+        "(default: the installed one next to an installed MindSpeed, else the line the MindSpeed release runs on)")))
+    p.add_argument("--bridge", default=None, type=_bridge_option, metavar="SPEC", help=say(tr(
+        "the bridge packages of the cluster: megatron-bridge==VERSION, mbridge==VERSION, or none, comma-separated "
+        "(default: found next to an installed MindSpeed, else assumed from the megatron-core line)")))
+
+
+def _bridge_option(text: str) -> dict:
+    from ..stack import parse_bridge_option
+
+    try:
+        return parse_bridge_option(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(render(tr(
+            "--bridge takes megatron-bridge==VERSION, mbridge==VERSION or none (comma-separated), got {value!r}",
+            value=text), "en")) from None
 
 
 def own_options(p: argparse.ArgumentParser) -> dict[str, bool]:

@@ -20,17 +20,13 @@ def add_options(p: argparse.ArgumentParser, lang: str) -> None:
     p.add_argument("--megatron-src", metavar="PATH", help=say(tr(
         "with --upstream: Megatron-LM's source (folder or archive holding megatron/training); default: one named "
         "megatron-lm-training-core_v<line> beside --mindspeed-src, else the installed megatron.training")))
-    p.add_argument("--megatron-core", metavar="VERSION", help=say(tr(
-        "with --upstream: the megatron-core line the MindSpeed source pairs with (0.12.1, 0.16.1); default: from "
-        "its name (core_r0.12.1), else 0.12.1")))
     p.add_argument("--upstream-python", metavar="PYTHON", help=say(tr(
         "with --upstream: the interpreter to run upstream in (an NPU host's own python, with torch_npu); default: "
         "this one if it has the right megatron-core, else an environment built once in the cache folder")))
 
 
 def _used(ns: argparse.Namespace) -> bool:
-    return any(getattr(ns, name, None) for name in ("mindspeed_src", "megatron_src", "megatron_core",
-                                                    "upstream_python"))
+    return any(getattr(ns, name, None) for name in ("mindspeed_src", "megatron_src", "upstream_python"))
 
 
 def sources_of(ns: argparse.Namespace) -> Optional[Any]:
@@ -38,8 +34,7 @@ def sources_of(ns: argparse.Namespace) -> Optional[Any]:
     Without ``--mindspeed-release`` the hand rules judge the release the sources name, when it is a known one."""
     if not getattr(ns, "upstream", False):
         if _used(ns):
-            raise EvaluationError(tr("--mindspeed-src, --megatron-src, --megatron-core and --upstream-python need "
-                                     "--upstream"))
+            raise EvaluationError(tr("--mindspeed-src, --megatron-src and --upstream-python need --upstream"))
         return None
     from .. import upstream  # the oracle's machinery, imported only for --upstream
 

@@ -15,7 +15,7 @@ from ..i18n import joined, render, tr
 from ..launch import LaunchFile, evaluate, read_launch_file
 from ..report import failed, json_report, report
 from . import _output, _upstream
-from ._args import UsageError, add_common, add_judging_options, choice, hydra_problems
+from ._args import UsageError, add_common, add_judging_options, add_stack_options, choice, hydra_problems
 
 
 def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
@@ -48,6 +48,7 @@ def add_check_options(p: argparse.ArgumentParser, lang: str) -> None:
                    help=say(tr("text report: only the errors, the warnings, the switches no check here covers and the "
                                 "verdict line")))
     add_judging_options(p, lang)
+    add_stack_options(p, lang)
     _upstream.add_options(p, lang)
     p.add_argument("--verl-config-dir", metavar="DIR",
                    help=say(tr("verl's trainer/config directory (default: the installed verl's)")))
@@ -112,7 +113,8 @@ def check_one(argv: list[str], ns: argparse.Namespace,
     src = _upstream.sources_of(ns)
     res = evaluate(argv, strict=ns.strict, verl_config_dir=ns.verl_config_dir, model_config=ns.model_config,
                    release=ns.mindspeed_release, launcher=ns.launcher, device_memory_gib=ns.device_memory_gib,
-                   verl_version=ns.verl_version, entry=ns.entry, source=source)
+                   verl_version=ns.verl_version, entry=ns.entry, source=source,
+                   megatron_core=getattr(ns, "megatron_core", None), bridge=getattr(ns, "bridge", None))
     _upstream.judge(res, ns, src)
     elapsed = time.perf_counter() - start
     fmt = output_format(ns)

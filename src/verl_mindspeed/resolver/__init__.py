@@ -25,6 +25,7 @@ from ..i18n import tr
 from ..rules import RULES
 from ..rules._base import Context, warning
 from ..simulate import Build, RoleInput, Simulation, active_roles, read_role, simulate, world_size
+from ..stack import Stack
 from ._finalize import injected_dict
 from ._interpolation import still_interpolated
 from ._keys import check_megatron_keys, check_otc_keys, uncovered_switches
@@ -67,6 +68,8 @@ class Resolution:
     """The model spec the model-aware rules used (``None`` without a readable model config)."""
     upstream: Optional[dict[str, Any]] = None
     """What ``check --upstream`` ran: the sources, the interpreter, the verdict and its time."""
+    stack: Optional[Stack] = None
+    """The stack the launch was judged on (``None``: the rules of ``release`` alone, without the stack's checks)."""
 
     @property
     def errors(self) -> list[Issue]:
@@ -97,6 +100,7 @@ class Resolution:
             "notes": [i.to_json(lang) for i in self.notes],
             "roles": self.roles,
             "versions": {"mindspeed_release": self.release, **self.versions},
+            "stack": self.stack.to_json() if self.stack is not None else None,
             "launch": {"era": self.era, "injected": self.injected},
             "presets": self.presets,
             "mindspeed_receives": self.receives,
@@ -116,6 +120,7 @@ def resolve(
     injected: bool,
     device_memory_gib: float = 64.0,
     driver_validates: bool = True,
+    stack: Optional[Stack] = None,
 ) -> Resolution:
     """Validate every MindSpeed option of a composed verl config, the way ``era`` builds it.
 
@@ -124,7 +129,9 @@ def resolve(
     verl's engine config accepts under ``<role>.megatron``; ``era`` an era id or :class:`~eras.Era`
     (default: verl 0.8+ engines); ``injected`` (required, as the CLI decides it from the launch) whether
     verl-mindspeed writes the dicts: True through a preset, the callback or the launcher, False for a plain
-    verl launch; ``driver_validates`` whether the entry runs verl's ``validate_config`` (``main_ppo`` does).
+    verl launch; ``driver_validates`` whether the entry runs verl's ``validate_config`` (``main_ppo`` does);
+    ``stack`` the stack to judge on (``launch.choose_stack``): without one, the stack's own checks (a bridge that
+    cannot import, fields of another megatron-core line) do not run.
     """
     release = release or universe.DEFAULT_RELEASE
     spec = _era(cfg, era)
@@ -145,7 +152,7 @@ def resolve(
         issues += check_megatron_values(raw.prefix, raw.megatron)
         otc, found = normalize(raw.prefix, raw.otc, injected=injected)
         if not repeats_actor:
-            issues += check_otc_keys(raw.prefix, raw.otc, strict=strict)
+            issues += check_otc_keys(raw.prefix, raw.otc, strict=strict, stack=stack)
             issues += found
             issues += check_otc_values(raw.prefix, otc, release)
         explicit = {k for k, v in otc.items() if k not in defaults or defaults[k] != v}
@@ -167,7 +174,7 @@ def resolve(
     refused = {i.key for i in issues if i.rule == "value"}  # no rule reports under that id: fixed before the rules
     ctx = Context(world_size=world, release=release, model=model, config=cfg, era=spec,
                   injected=injected, device_memory_gib=device_memory_gib, builds=sim.builds,
-                  driver_validates=driver_validates)
+                  driver_validates=driver_validates, stack=stack)
     for rule in RULES:
         if rule.mindspeed and not has_repatch and rule.id != "no-repatch":
             continue  # MindSpeed never sees the dict: its checks cannot fire
@@ -185,7 +192,7 @@ def resolve(
                     "repatch": dict(view.sent) if view.sent is not None else None}
              for name, view in views.items()}
     return Resolution(_dedupe(issues), roles, release, receives=sim.receives(), era=spec.id, injected=injected,
-                      simulation=sim)
+                      simulation=sim, stack=stack)
 
 
 def _injected(sim: Simulation, model: Any) -> tuple[dict[str, dict[str, Any]], list[Issue]]:

@@ -41,6 +41,7 @@ CONDITIONS: dict[str, _Read] = {
     "model": lambda view, model, d: model is not None,
     "model.moe": lambda view, model, d: model is not None and model.is_moe,
     "bridge.not_megatron_bridge": lambda view, model, d: view.bridge_kind != MEGATRON_BRIDGE,
+    "bridge.megatron_bridge": lambda view, model, d: view.bridge_kind == MEGATRON_BRIDGE,
     "bridge.permute_fusion": lambda view, model, d: model is not None and model.is_moe
     and view.bridge.get("position_embedding_type") == "rope" and PERMUTE not in d and PERMUTE_MEGATRON not in d,
 }

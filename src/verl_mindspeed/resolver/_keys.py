@@ -23,12 +23,14 @@ from ._suggest import nearest
 UNCHECKED_HINT = tr("verl-mindspeed check --upstream runs MindSpeed's own checks on it here, before any worker starts")
 
 
-def check_otc_keys(prefix: str, raw: dict[str, Any], *, strict: bool) -> list[Issue]:
+def check_otc_keys(prefix: str, raw: dict[str, Any], *, strict: bool, stack: Any = None) -> list[Issue]:
     known = universe.known_otc_keys()
     preferred = [f.name for f in catalog.flags("otc")]
     issues = []
     for name, _value in raw.items():
         if name in known:
+            if stack is not None:
+                issues += _other_line_field(prefix, name, stack)
             continue
         path = f"{prefix}.{catalog.OTC}.{name}"
         near = nearest(name, known, preferred)
@@ -46,6 +48,24 @@ def check_otc_keys(prefix: str, raw: dict[str, Any], *, strict: bool) -> list[Is
                 "unknown-key", hint=tr("check the spelling, or ignore if a newer release added it"),
             ))
     return issues
+
+
+def _other_line_field(prefix: str, name: str, stack: Any) -> list[Issue]:
+    """A key that is a config field of another megatron-core line only: known, and nothing reads it on this stack
+    (an error where the Megatron-Bridge provider refuses it: ``rules/stack.py``)."""
+    from ..stack import line_fields, lines_with_field
+
+    fields = line_fields(stack.megatron_core)
+    if not fields or name in fields or name in universe.mindspeed_args(stack.mindspeed) \
+            or name in universe.megatron_training_args() or catalog.flag(name, "otc") or name in catalog.aliases():
+        return []
+    lines = lines_with_field(name)
+    if not lines:
+        return []
+    return [warning(f"{prefix}.{catalog.OTC}.{name}", tr(
+        "'{name}' is a TransformerConfig field of megatron-core {lines}, not of megatron-core {core} on this stack: "
+        "nothing reads it there", name=name, lines=", ".join(lines), core=stack.megatron_core), "field-of-another-line",
+        hint=tr("check the stack your cluster runs (--megatron-core, --mindspeed-release), or drop the key"))]
 
 
 def uncovered_switches(prefix: str, otc: dict[str, Any], explicit: Iterable[str], release: str) -> list[Issue]:

@@ -23,6 +23,7 @@ from ..errors import Issue, Severity
 from ..simulate import Build
 from ..simulate import as_int as _int  # noqa: F401  re-exported: the rules import _int from here
 from ..simulate import fmt as fmt  # re-exported: the rules and the resolver import fmt from here
+from ..stack import Stack
 
 RoleView = Build
 """What a role rule sees: one role's frozen build (:class:`verl_mindspeed.simulate.Build`)."""
@@ -51,6 +52,8 @@ class Context:
     the companions MindSpeed needs; a plain verl launch gets only what verl itself adds."""
     builds: Mapping[str, Build] = field(default_factory=dict)
     """Every role's build (the simulation the rules judge), for fixes that must move all roles together."""
+    stack: Optional[Stack] = None
+    """The stack judged (:mod:`verl_mindspeed.stack`); ``None`` skips the stack's own rules."""
 
     @property
     def core(self) -> tuple[int, int]:

@@ -106,6 +106,9 @@ class TransformerOverrides(SchemaBase):
     swiglu: Optional[bool] = None
     """Gated linear unit with SiLU (what MindSpeed's SwiGLU patch looks for). Feeds megatron --swiglu. Default: unset."""
 
+    bias_activation_fusion: Optional[bool] = None
+    """Megatron's fused bias+activation path: the MLP calls the SwiGLU functions MindSpeed's fused kernel replaces only when it is True. Feeds megatron TransformerConfig.bias_activation_fusion. Default: unset."""
+
     use_fused_moe_token_permute_and_unpermute: Optional[bool] = None
     """Fused MoE token permute/unpermute. Feeds MindSpeed --use-fused-moe-token-permute-and-unpermute. Default: unset."""
 
