@@ -118,12 +118,13 @@ def _default_release(cfg: Any) -> str:
 
     from .simulate import MEGATRON_BRIDGE, bridge_kind
 
-    try:
-        megatron = OmegaConf.select(cfg, "actor_rollout_ref.actor.megatron", default=None) if cfg is not None else None
-        section = OmegaConf.to_container(megatron, resolve=True) if megatron is not None else None
-    except Exception:  # an interpolation that does not resolve: its own check reports it
-        section = None
-    if isinstance(section, dict) and bridge_kind(section) == MEGATRON_BRIDGE:
+    section = {}
+    for key in ("use_mbridge", "vanilla_mbridge"):  # only these two: another key's interpolation may not resolve
+        try:
+            section[key] = OmegaConf.select(cfg, f"actor_rollout_ref.actor.megatron.{key}", default=None)
+        except Exception:  # an interpolation that does not resolve: its own check reports it
+            section[key] = None
+    if cfg is not None and bridge_kind(section) == MEGATRON_BRIDGE:
         return stacks.BRIDGE_DEFAULT_RELEASE
     return universe.DEFAULT_RELEASE
 
@@ -271,5 +272,6 @@ def _short(text: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit // 2] + "..." + text[-limit // 2:]
 
 
-__all__ = ["LaunchFile", "choose_release", "choose_stack", "era_of", "evaluate", "load_model", "preset_settings", "read_args_file", "read_launch_file",
+__all__ = ["LaunchFile", "choose_release", "choose_stack", "era_of", "evaluate", "load_model", "preset_settings",
+           "read_args_file", "read_launch_file",
            "resolve_launch"]

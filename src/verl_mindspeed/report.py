@@ -147,7 +147,8 @@ def report(res: "Resolution", argv: list[str], elapsed: float, lang: str = "en",
 def stack_line(stack: Any, lang: str) -> str:
     """The stack judged, each layer marked assumed where it was neither found here nor given by an option."""
     def layer(name: str, text: str) -> str:
-        return text + (f" ({render(tr('assumed'), lang)})" if stack.source.get(name) == "assumed" else "")
+        assumed = render(tr("assumed"), lang)
+        return text + (f" ({assumed})" if stack.source.get(name) == "assumed" else "")
 
     parts = [f"verl {stack.verl}",
              layer("megatron-bridge", f"Megatron-Bridge {stack.megatron_bridge}" if stack.megatron_bridge

@@ -157,7 +157,10 @@ def test_missing_model_path_is_a_note(base_cfg, capsys):
 def test_version(capsys):
     for argv in (["--version"], ["check", "--version"], ["features", "--version"]):
         code, out, _ = run(capsys, *argv)
-        assert code == 0 and out.strip() == f"verl-mindspeed {__version__}"
+        first, assumed, here = out.strip().splitlines()
+        assert code == 0 and first == f"verl-mindspeed {__version__}"
+        assert "MindSpeed core_r0.16.0 on megatron-core 0.16.1 with Megatron-Bridge 0.3.1" in assumed
+        assert here.startswith("installed here: ")
 
 
 def test_fail_on_warning(base_cfg, capsys):

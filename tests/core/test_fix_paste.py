@@ -221,10 +221,11 @@ def test_a_stage_size_another_roles_dict_sets_counts_at_pp_2(base_cfg):
             "critic.ppo_micro_batch_size_per_gpu=1", f"{M}.pipeline_model_parallel_size=2",
             "critic.megatron.pipeline_model_parallel_size=2", f"++{O}.num_layers_in_last_pipeline_stage=13",
             "++critic.megatron.override_transformer_config.num_layers_in_first_pipeline_stage=15"]
-    (issue,) = evaluate(argv, model_config=model).errors
+    on_26 = [*argv, f"{M}.vanilla_mbridge=True", "critic.megatron.vanilla_mbridge=True"]  # 0.12.1: mbridge only
+    (issue,) = evaluate(on_26, model_config=model, release="26.1").errors
     assert (issue.rule, issue.key) == ("uneven-pp-needs-middle", f"{O}.num_layers_in_last_pipeline_stage")
     assert issue.override == f"++{O}.num_layers_in_first_pipeline_stage=null"
-    assert not evaluate([*argv, issue.override], model_config=model).errors
+    assert not evaluate([*on_26, issue.override], model_config=model, release="26.1").errors
     assert not evaluate(argv, model_config=model, release="core_r0.16.0").errors
 
 

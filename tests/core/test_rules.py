@@ -11,6 +11,7 @@ from pytest import param
 
 from verl_mindspeed.model import load_model_spec
 from verl_mindspeed.rules import RULES
+from verl_mindspeed.stack import FOUND, GIVEN, build_stack
 
 M = "actor_rollout_ref.actor.megatron."
 O = M + "override_transformer_config."
@@ -24,6 +25,17 @@ FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures
 MLA_MOE_MODEL = load_model_spec(FIXTURES / "Moonlight-16B-A3B-Instruct")[0]  # DeepSeek-V3 family: shared experts
 # mbridge: the bridge that does not set position_embedding_type
 MOE_MODEL = load_model_spec(FIXTURES / "Qwen3-30B-A3B")[0]
+
+# stacks for the stack's rules: MindSpeed 26.1.0 (megatron-core 0.12.1, no Megatron-Bridge imports there); core_r0.16.0
+# with Megatron-Bridge 0.3.1 (imports) or 0.5.1 (does not); core_r0.18.0 found on a host with or without its adaptor;
+# master told it runs on megatron-core 0.18.2 with Megatron-Bridge 0.5.1 (which refuses unknown overrides)
+S26 = build_stack("0.9.1", "26.1.0_core_r0.12.1", GIVEN)
+S16 = build_stack("0.9.1", "core_r0.16.0", GIVEN)
+S16_MB05 = build_stack("0.9.1", "core_r0.16.0", GIVEN, bridges={"megatron-bridge": "0.5.1"})
+_S18 = build_stack("0.9.1", "core_r0.18.0", GIVEN, core="0.18.2", bridges={"megatron-bridge": "0.5.1"})
+S18_NO_ADAPTOR = __import__("dataclasses").replace(_S18, source={**_S18.source, "mindspeed": FOUND}, adaptor=False)
+S18_ADAPTOR = __import__("dataclasses").replace(S18_NO_ADAPTOR, adaptor=True)
+S18_MASTER = build_stack("0.9.1", "master", GIVEN, core="0.18.2", bridges={"megatron-bridge": "0.5.1"})
 
 # (rule id, failing settings, severity, key, exact message, passing settings, options)
 AC, RO = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout."
@@ -356,6 +368,28 @@ CASES = [
      "it also has no repatch, so verl would ignore the switches use_flash_attn, use_fused_rmsnorm",
      {O + "use_fused_rmsnorm": True},
      {"release": "2.1.0_core_r0.12.1", "pass_opts": {}}),
+    # the stack's own rules (rules/stack.py): judged on a stack, as check and the guard do
+    ("stack-bridge-import", {}, "error", M + "vanilla_mbridge",
+     "verl 0.9.1 builds this role through Megatron-Bridge (megatron.vanilla_mbridge=False, verl's default), and no "
+     "Megatron-Bridge release imports with megatron-core 0.12.1, the line MindSpeed 26.1.0_core_r0.12.1 runs on: the "
+     "worker stops with ImportError in init_model", MB, {"stack": S26}),
+    ("stack-bridge-import", {}, "error", M + "vanilla_mbridge",
+     "verl 0.9.1 builds this role through Megatron-Bridge (megatron.vanilla_mbridge=False), and Megatron-Bridge 0.5.1 "
+     "does not import with megatron-core 0.16.1 (it needs 0.18): the worker stops with ImportError in init_model", {},
+     {"stack": S16_MB05, "pass_opts": {"stack": S16}}),
+    ("stack-adaptor", {}, "error", "--mindspeed-release",
+     "MindSpeed core_r0.18.0 imports megatron_adaptor (mindspeed/__init__.py:3), and it is not installed here: every "
+     "worker stops with ModuleNotFoundError when it imports MindSpeed", {},
+     {"stack": S18_NO_ADAPTOR, "pass_opts": {"stack": S18_ADAPTOR}}),
+    ("fused-swiglu-inert", {O + "use_fused_swiglu": True}, "warning", O + "use_fused_swiglu",
+     "use_fused_swiglu=True has no effect: Megatron-Bridge 0.3.1's provider for Qwen3MoeForCausalLM leaves "
+     "bias_activation_fusion False, and megatron's MLP calls the fused SwiGLU MindSpeed patches only when it is True",
+     {O + "use_fused_swiglu": True, O + "bias_activation_fusion": True},
+     {"stack": S16, "model": MOE_MODEL, "injected": False, "release": "core_r0.16.0"}),
+    ("bridge-refuses-unknown", {O + "apply_rope_in_complex": True}, "error", O + "apply_rope_in_complex",
+     "Megatron-Bridge 0.5.1's provider has no attribute 'apply_rope_in_complex' and refuses it: AttributeError in "
+     "apply_overrides_and_finalize when the role builds its model", {},
+     {"stack": S18_MASTER, "release": "master"}),
 ]
 
 

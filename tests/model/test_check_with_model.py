@@ -42,8 +42,8 @@ def test_without_a_model_mla_dimensions_are_required(base_cfg, capsys):
 
 
 def test_model_path_from_the_config_is_used(base_cfg, capsys):
-    code, data = check(capsys, *BASE, f"actor_rollout_ref.model.path={QWEN3_06B}",
-                       f"{M}tensor_model_parallel_size=16", "trainer.n_gpus_per_node=16")
+    code, data = check(capsys, *BASE, f"actor_rollout_ref.model.path={QWEN3_06B}", "--mindspeed-release", "26.1",
+                       f"{M}vanilla_mbridge=True", f"{M}tensor_model_parallel_size=16", "trainer.n_gpus_per_node=16")
     assert code == 1
     assert {e["rule"] for e in data["errors"]} == {"model-query-groups-tp"}  # 8 KV heads, TP=16
     assert any("Qwen3" in n["message"] for n in data["notes"] if n["rule"] == "model")

@@ -69,11 +69,14 @@ class LayoutPlan:
     """(recompute choice, peak GiB) of every recompute choice estimated for this layout."""
     profile: object = field(default=None, compare=False, repr=False)
     """The built memory profile, for per-stage detail on demand."""
+    release: Optional[str] = field(default=None, compare=False)
+    """The MindSpeed release planned for: its megatron-core line decides which model bridge can build the model."""
 
     @property
     def overrides(self) -> tuple[str, ...]:
         """The Hydra overrides that select this layout and the run options the estimate assumed."""
-        return layout_overrides(self.spec, self.layout, self.options) if self.spec is not None else ()
+        return layout_overrides(self.spec, self.layout, self.options, release=self.release) \
+            if self.spec is not None else ()
 
     def stages(self) -> list[dict]:
         """Per stage: layers, peak, stored activations and their split over model chunks (bytes)."""
@@ -231,7 +234,7 @@ def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_mem
                                             cp_algo=algo, ulysses_degree=degree, recompute=rc)
                             est = estimate_from_profile(prof, rc, all_stages=False, index=stage)
                             plans.append(LayoutPlan(chosen, est, est.peak <= limit, spec, options, tried=tuple(tried),
-                                                    profile=prof, time=step_time(spec, chosen, world,
+                                                    profile=prof, release=release, time=step_time(spec, chosen, world,
                                                                                         gpus_per_node,
                                                                                         options.seq_len,
                                                                                         options.micro_batch_size)))

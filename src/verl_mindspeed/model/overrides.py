@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
+from ..catalog import universe
 from ._layout import Layout
 from .cp import READS_SEQ_LENGTH
 from .memory import MemoryOptions
@@ -13,13 +16,17 @@ _ACTOR = "actor_rollout_ref.actor.megatron"
 _REF = "actor_rollout_ref.ref.megatron"
 _OTC = f"++{_ACTOR}.override_transformer_config"  # ++ adds or replaces: safe on any launch line
 _DEFAULT_OPTIONS = MemoryOptions()  # frozen: one shared default instance is safe
+_FIRST_BRIDGE_LINE = (0, 15)  # the first megatron-core line a Megatron-Bridge release imports with (stack.py)
 
 
-def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = _DEFAULT_OPTIONS) -> tuple[str, ...]:
+def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = _DEFAULT_OPTIONS, *,
+                     release: Optional[str] = None) -> tuple[str, ...]:
     """Hydra overrides selecting ``layout`` (and the run options the estimate assumed) for actor and ref.
 
     The ref inherits the actor's ``override_transformer_config``; writing under the ref's dict
-    would replace it, so the dict keys are only set for the actor, with ``++``.
+    would replace it, so the dict keys are only set for the actor, with ``++``. On a ``release`` of the megatron-core
+    0.12 line, where no Megatron-Bridge imports, the model is built through mbridge (the ref follows the actor's
+    ``vanilla_mbridge``).
     """
     sizes = [("tensor_model_parallel_size", layout.tp), ("pipeline_model_parallel_size", layout.pp),
              ("virtual_pipeline_model_parallel_size", layout.vpp if layout.vpp else "null"),
@@ -48,6 +55,8 @@ def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = _
         lines.append(f"{_OTC}.{key}={shown}")
     if layout.vpp:
         lines.append(f"{_ACTOR}.use_mbridge=False")
+    elif release is not None and universe.core_line(release) < _FIRST_BRIDGE_LINE:
+        lines.append(f"{_ACTOR}.vanilla_mbridge=True")
     if not options.distributed_optimizer:
         lines.append(f"{_ACTOR}.use_distributed_optimizer=False")
     if options.optimizer_offload_fraction > 0:

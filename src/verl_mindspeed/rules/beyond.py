@@ -38,10 +38,20 @@ ERRORS: dict[str, Msg] = {
                            "for one size and run on another"),
     "cp-algo-release": tr("the release has no code for the algorithm: MindSpeed accepts the string without "
                           "argparse and registers no CP attention for it"),
+    "stack-bridge-import": tr("the oracle emulates Megatron-Bridge's provider on the megatron-core 0.12 line, where no "
+                              "Megatron-Bridge release imports (0.3.1 stops at models/conversion/model_bridge.py:39 "
+                              "on 0.12.1, run here): on a real host the worker stops with ImportError"),
+    "bridge-refuses-unknown": tr("the oracle runs no Megatron-Bridge 0.5+ provider, whose apply_overrides_and_finalize "
+                                 "raises AttributeError on an override it has no attribute for"),
 }
 #: Warnings upstream cannot give (it reports exceptions and unregistered patches, not values that select
 #: nothing), and why each is still right.
 WARNINGS: dict[str, Msg] = {
+    "fused-swiglu-inert": tr("a legal switch with no effect: megatron's MLP calls the fused SwiGLU MindSpeed patches "
+                             "only under bias_activation_fusion, which Megatron-Bridge's provider leaves False for most "
+                             "architectures; nothing raises"),
+    "field-of-another-line": tr("a TransformerConfig field of another megatron-core line: the dict keeps it and "
+                                "nothing on this stack reads it"),
     "mbridge-vpp": tr("a restriction of verl on NPU that MindSpeed's verl guide states (mbridge does not support VPP "
                       "yet): no code checks it, and verl's Ascend CI runs the pair, so a warning"),
     "cp-algo-without-cp": tr("context_parallel_algo only selects among CP patches, which need "

@@ -172,7 +172,10 @@ def bridge_refuses_unknown(role: RoleView, ctx: Context) -> Iterable[Issue]:
                 keys=", ".join(outside), bridge=stack.megatron_bridge, release=stack.mindspeed),
                 "bridge-refuses-unknown")
         return
-    registered = universe.mindspeed_args(stack.mindspeed) if _registers_fields(stack.mindspeed) else {}
+    # MindSpeed's __init_subclass__ patch gives subclasses every key of its full argument namespace: Megatron-LM's
+    # training arguments and MindSpeed's own (core/megatron_basic/arguments_basic.py transformer_config_init_subclass)
+    registered = {**universe.megatron_training_args(), **universe.mindspeed_args(stack.mindspeed)} \
+        if _registers_fields(stack.mindspeed) else {}
     for name in outside:
         if name in registered:
             continue
@@ -184,7 +187,8 @@ def bridge_refuses_unknown(role: RoleView, ctx: Context) -> Iterable[Issue]:
 
 def _registers_fields(release: str) -> bool:
     """Whether the release patches ``TransformerConfig.__init_subclass__`` so that subclasses (the provider) carry
-    the keys MindSpeed registers: 26.0.0+, core_r0.16.0 and master (``features_manager/megatron_basic``)."""
+    every key of MindSpeed's argument namespace: 26.0.0+, core_r0.16.0 and master (``features_manager/megatron_basic``
+    registers ``transformer_config_init_subclass``)."""
     from ._base import release_at_least
 
     return release_at_least(release, (26, 0, 0))
