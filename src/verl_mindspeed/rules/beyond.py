@@ -47,9 +47,9 @@ ERRORS: dict[str, Msg] = {
 #: Warnings upstream cannot give (it reports exceptions and unregistered patches, not values that select
 #: nothing), and why each is still right.
 WARNINGS: dict[str, Msg] = {
-    "fused-swiglu-inert": tr("a legal switch with no effect: megatron's MLP calls the fused SwiGLU MindSpeed patches "
-                             "only under bias_activation_fusion, which Megatron-Bridge's provider leaves False for most "
-                             "architectures; nothing raises"),
+    "fused-swiglu-inert": tr("a legal switch with no effect: megatron's MLP calls the fused SwiGLU MindSpeed "
+                             "patches only under bias_activation_fusion, which Megatron-Bridge's provider leaves False "
+                             "for most architectures; nothing raises"),
     "field-of-another-line": tr("a TransformerConfig field of another megatron-core line: the dict keeps it and "
                                 "nothing on this stack reads it"),
     "mbridge-vpp": tr("a restriction of verl on NPU that MindSpeed's verl guide states (mbridge does not support VPP "
