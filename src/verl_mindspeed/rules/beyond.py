@@ -83,6 +83,8 @@ CITES = {
     "unknown-megatron-key": "verl 0.9.1 verl/utils/config.py omega_conf_to_dataclass (McoreEngineConfig)",
     "value": "mindspeed/arguments.py, megatron/training/arguments.py (argparse choices and types, which verl's path "
              "never runs); megatron/core/transformer/torch_norm.py, moe/moe_layer.py (the readers that refuse)",
+    "field-of-another-line": "megatron/core/transformer/transformer_config.py of megatron-core 0.12.1, 0.16.1, 0.17.1 "
+                             "and 0.18.2 (catalog/data/stacks.json, generated from the wheels)",
 }
 
 
