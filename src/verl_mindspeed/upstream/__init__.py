@@ -8,6 +8,7 @@ over identity layers, and MindSpeed's patch-registration scan. Modules that exis
 machine are stand-ins when absent; an installed module is always the real one. No device is initialized.
 
 Public: :func:`judge`, :func:`locate` (the sources), :func:`prepare` (the environment, ``upstream-env``),
+:func:`providers` (Megatron-Bridge's own provider, run beside the megatron-core line it imports with),
 :class:`Pool` (workers and the verdict cache, also driven by the project's conformance tests).
 """
 
@@ -19,15 +20,16 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..i18n import default_lang, render, tr
+from ._bridge_layer import LAYERS, ensure_layer, providers
 from ._case import case_of, model_kwargs
 from ._env import ensure, envs_dir, python_for, ready, requirements
 from ._findings import HARNESS, RULE, findings
 from ._pool import Pool, Worker, WorkerError
 from ._sources import LINES, SourceError, Sources, cache_root, extract, locate
 
-__all__ = ["HARNESS", "LINES", "Pool", "RULE", "SourceError", "Sources", "Worker", "WorkerError", "cache_root",
-           "case_of", "ensure", "envs_dir", "extract", "judge", "locate", "model_kwargs", "prepare", "python_for",
-           "ready", "requirements"]
+__all__ = ["HARNESS", "LAYERS", "LINES", "Pool", "RULE", "SourceError", "Sources", "Worker", "WorkerError",
+           "cache_root", "case_of", "ensure", "ensure_layer", "envs_dir", "extract", "judge", "locate", "model_kwargs",
+           "prepare", "providers", "python_for", "ready", "requirements"]
 
 _POOL: Optional[Pool] = None
 
@@ -37,8 +39,12 @@ def _stderr(text: Any) -> None:
 
 
 def prepare(line: str, progress: Callable[[Any], None] = _stderr) -> Path:
-    """Build (once) the environment for a megatron-core line; its python."""
-    return ensure(line, progress)
+    """Build (once) the environment for a megatron-core line, and the Megatron-Bridge layer beside it where a
+    release imports with that line; its python."""
+    python = ensure(line, progress)
+    if line in LAYERS:
+        ensure_layer(line, progress)
+    return python
 
 
 def judge(res: Any, *, mindspeed_src: Optional[str] = None, megatron_src: Optional[str] = None,

@@ -1,0 +1,139 @@
+"""Run in a megatron-core environment with the Megatron-Bridge layer on PYTHONPATH (``_bridge_layer.provider``).
+
+Reads a list of ``{"model_dir", "overrides", "keys"}`` on stdin and prints one JSON line, a list with, for each: the
+provider Megatron-Bridge builds
+for the HF model folder, after the overrides are applied the way verl 0.9.1's ``_build_tf_config`` applies them
+(``verl/workers/engine/megatron/transformer_impl.py`` lines 343-410: ``AutoBridge.from_hf_pretrained``,
+``to_megatron_provider(load_weights=False)``, then ``apply_overrides_and_finalize`` where the release has it, else
+``setattr`` of each override and ``finalize()``), with the values of ``keys``; or the exception with its upstream
+``file:line``.
+
+Stand-ins, each named in the output (``stand_ins``) where it is used: megatron-core's fused MoE permute functions
+(:data:`FUSED_PERMUTE`); and two for imports only, removed once Megatron-Bridge is imported:
+``transformer_engine.pytorch`` (imported unconditionally by Megatron-Bridge's ``peft/lora_layers.py``; megatron-core
+has decided its own TE paths before it exists) and ``triton`` (imported by megatron-core's mamba/inference kernels
+that the provider never runs). No value printed comes from a stand-in: the provider is a dataclass of megatron-core's
+``TransformerConfig``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+import types
+import warnings
+
+
+class _Meta(type):
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Meta(name, (_Stand,), {})
+
+
+class _Stand(metaclass=_Meta):
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+def _stand_in(name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+
+    def attribute(attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Meta(attr, (_Stand,), {})
+
+    module.__getattr__ = attribute
+    return module
+
+
+def _import_auto_bridge():
+    import megatron.core.models.gpt.gpt_layer_specs  # noqa: F401  megatron-core decides its TE paths without TE
+    import megatron.core.transformer.transformer_config  # noqa: F401
+    import transformers.utils.import_utils  # noqa: F401  transformers decides its optional packages first
+
+    stands = {name: _stand_in(name) for name in ("transformer_engine", "transformer_engine.pytorch", "triton",
+                                                 "triton.language")}
+    stands["transformer_engine"].pytorch = stands["transformer_engine.pytorch"]
+    stands["triton"].language = stands["triton.language"]
+    sys.modules.update(stands)
+    try:
+        from megatron.bridge import AutoBridge
+    finally:
+        for name in stands:
+            sys.modules.pop(name, None)
+    return AutoBridge
+
+
+#: megatron-core's fused MoE permute functions, None without Transformer Engine; ``finalize()`` refuses
+#: ``moe_permute_fusion=True`` (which Megatron-Bridge sets for MoE models) without them. On an NPU, MindSpeed's fused
+#: permute patch provides them: here a named stand-in does, and a verdict on ``moe_permute_fusion`` is not this probe's.
+FUSED_PERMUTE = ("fused_permute", "fused_permute_with_probs", "fused_sort_chunks_by_index",
+                 "fused_sort_chunks_by_index_with_probs", "fused_unpermute")
+
+
+def _stand_in_fused_permute() -> list[str]:
+    from megatron.core.transformer.moe import moe_utils
+
+    placed = []
+    for name in FUSED_PERMUTE:
+        if getattr(moe_utils, name, None) is None:
+            setattr(moe_utils, name, _Meta(name, (_Stand,), {}))
+            placed.append(f"megatron.core.transformer.moe.moe_utils.{name}")
+    return placed
+
+
+def _plain(value):
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+def _where(exc: BaseException) -> dict:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/megatron/" in f.filename]
+    last = frames[-1] if frames else traceback.extract_tb(exc.__traceback__)[-1]
+    path = last.filename.split("site-packages/")[-1].split("/megatron-bridge-")[-1]
+    return {"type": type(exc).__name__, "message": str(exc).splitlines()[0] if str(exc) else "",
+            "file": path, "line": last.lineno}
+
+
+def main() -> None:
+    warnings.filterwarnings("ignore")
+    requests = json.loads(sys.stdin.read())
+    auto_bridge = _import_auto_bridge()
+    stand_ins = _stand_in_fused_permute()
+    print(json.dumps([{**run(auto_bridge, r), "stand_ins": stand_ins} for r in requests]))
+
+
+def run(AutoBridge, request: dict) -> dict:  # noqa: N803  (the class, as verl names it)
+    import torch
+
+    bridge = AutoBridge.from_hf_pretrained(request["model_dir"], trust_remote_code=False)
+    provider = bridge.to_megatron_provider(load_weights=False)
+    out = {"class": type(provider).__name__, "error": None}
+    try:
+        overrides = dict(request["overrides"])
+        if isinstance(overrides.get("attention_backend"), str):  # verl passes the enum (AttnBackend.flash)
+            from megatron.core.transformer.enums import AttnBackend
+
+            overrides["attention_backend"] = AttnBackend[overrides["attention_backend"]]
+        if hasattr(provider, "apply_overrides_and_finalize"):
+            provider.apply_overrides_and_finalize(dtype=torch.bfloat16, overrides=overrides)
+        else:
+            provider.params_dtype, provider.fp16, provider.bf16 = torch.bfloat16, False, True
+            for name, value in overrides.items():
+                setattr(provider, name, value)
+            if hasattr(provider, "finalize"):
+                provider.finalize()
+    except Exception as exc:  # the verdict of upstream's code on these overrides
+        out["error"] = _where(exc)
+    out["values"] = {k: _plain(getattr(provider, k, "<absent>")) for k in request["keys"]}
+    return out
+
+
+if __name__ == "__main__":
+    main()
