@@ -9,6 +9,7 @@ megatron-core line x the MindSpeed release. This reads, without importing anythi
   provider's own fields and defaults (``GPTModelProvider``), the line that refuses an override the provider lacks,
   and, per HF architecture its model bridges register, the fusion flags its ``provider_bridge`` sets (what it
   leaves unset keeps ``GPTModelProvider``'s default, else ``TransformerConfig``'s);
+- mbridge 0.15.1 (the wheel): per HF model_type it registers, the fusion flags its config build passes;
 - MindSpeed core_r0.17.0 and core_r0.18.0 (``--upstream``, the archives): the line that imports ``megatron_adaptor``.
 
     python tools/refresh_stack_facts.py --upstream ../shared/upstream [--wheels DIR]
@@ -186,9 +187,36 @@ def bridge_facts(wheel_path: Path) -> dict[str, Any]:
             "architectures": _architecture_values(trees, PROVIDER_KEYS)}
 
 
+def _model_type_values(trees: dict[str, ast.Module], keys: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """HF model_type -> the values of ``keys`` the mbridge model registered for it passes when it builds its config
+    (keyword arguments, ``kwargs[...] =`` and ``config.<key> =`` in the class); what it leaves out keeps
+    ``TransformerConfig``'s default."""
+    out: dict[str, dict[str, Any]] = {}
+    for tree in trees.values():
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            types = [d.args[0].value for d in cls.decorator_list if isinstance(d, ast.Call)
+                     and ast.unparse(d.func).endswith("register_model") and d.args
+                     and isinstance(d.args[0], ast.Constant)]
+            if not types:
+                continue
+            values: dict[str, Any] = {}
+            for node in ast.walk(cls):
+                if isinstance(node, ast.Call):
+                    values.update({kw.arg: _default(kw.value) for kw in node.keywords if kw.arg in keys})
+                elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target = node.targets[0]
+                    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) \
+                            and target.slice.value in keys:
+                        values[target.slice.value] = _default(node.value)
+            for name in types:
+                out[str(name)] = dict(sorted(values.items()))
+    return dict(sorted(out.items()))
+
+
 def mbridge_facts(wheel_path: Path) -> dict[str, Any]:
     with zipfile.ZipFile(wheel_path) as wheel:
-        return _metadata(wheel)
+        return {**_metadata(wheel), "model_types": _model_type_values(_sources(wheel, "mbridge/models/"),
+                                                                      PROVIDER_KEYS)}
 
 
 def adaptor_site(archive: Path) -> Optional[dict[str, Any]]:

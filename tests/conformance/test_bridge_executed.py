@@ -20,7 +20,8 @@ FIXTURES = ("Qwen3-0.6B", "Qwen3-8B", "Qwen2.5-7B-Instruct", "Qwen3-30B-A3B", "M
             "DeepSeek-V3")
 STACK = build_stack("0.9.1", "core_r0.16.0", GIVEN)
 KEYS = ("bias_activation_fusion", "seq_length", "position_embedding_type", "moe_token_dispatcher_type",
-        "moe_grouped_gemm", "sequence_parallel", "tensor_model_parallel_size", "variable_seq_lengths")
+        "moe_grouped_gemm", "sequence_parallel", "tensor_model_parallel_size", "variable_seq_lengths",
+        "moe_permute_fusion")
 
 
 def verl_overrides(megatron: dict, otc: dict) -> dict:
@@ -66,6 +67,19 @@ def test_the_provider_values_the_project_reads_are_the_executed_ones(executed, m
 
 
 @pytest.mark.parametrize("model", FIXTURES)
+def test_the_oracle_s_provider_values_are_the_executed_ones(executed, model):
+    """The oracle's MindSpeed environments are on megatron-core 0.12.1 and 0.16.1 without Megatron-Bridge, so it
+    still writes the provider's own values (verl_side.PROVIDER_EXTRAS, provider_seq_length): each is the value the
+    executed provider holds."""
+    import verl_side
+
+    values = executed[(model, 0)]["values"]
+    for key, value in verl_side.PROVIDER_EXTRAS[verl_side.model_family(str(MODELS / model))].items():
+        assert values[key] == value, (key, values[key], value)
+    assert values["seq_length"] == verl_side.provider_seq_length(str(MODELS / model))
+
+
+@pytest.mark.parametrize("model", FIXTURES)
 def test_sequence_parallel_at_tp_2_and_an_unknown_override_as_megatron_bridge_0_3_takes_them(executed, model):
     """SP and TP 2 finalize; an override the provider lacks is set silently before 0.5 (bridge-refuses-unknown
     fires only from 0.5)."""
@@ -84,3 +98,44 @@ def test_fused_swiglu_is_said_inert_exactly_where_the_executed_provider_leaves_t
                       release="core_r0.16.0", model=spec, injected=False, stack=STACK)
     warned = any(i.rule == "fused-swiglu-inert" for i in res.warnings)
     assert warned is (executed[(model, 0)]["values"]["bias_activation_fusion"] is False)
+
+
+# mbridge 0.15.1 beside megatron-core 0.12.1 (the line MindSpeed 2.x/26.x patches), as verl's vanilla_mbridge=True
+# path drives it: its config with the parallel sizes of Megatron's state (here TP 2), then the role's dict
+STACK_12 = build_stack("0.9.1", "26.1.0_core_r0.12.1", GIVEN)
+MB_KEYS = ("tensor_model_parallel_size", "sequence_parallel", "moe_token_dispatcher_type", "normalization",
+           "gated_linear_unit", "moe_grouped_gemm", "moe_shared_expert_overlap", "multi_latent_attention", "num_layers",
+           "num_attention_heads", "num_query_groups", "num_moe_experts", "bias_activation_fusion")
+GROUPS = {"tensor_model_parallel_size": 2}
+
+
+@pytest.fixture(scope="module")
+def executed_mbridge(upstream):
+    from verl_mindspeed.upstream import _bridge_layer
+
+    requests = [{"model_dir": str(MODELS / m), "groups": GROUPS, "overrides": {}, "keys": MB_KEYS} for m in FIXTURES]
+    return dict(zip(FIXTURES, _bridge_layer.providers("0.12.1", requests)))
+
+
+@pytest.mark.parametrize("model", FIXTURES)
+def test_the_mbridge_config_the_project_models_is_the_executed_one(executed_mbridge, model):
+    spec, _ = load_model_spec(MODELS / model)
+    run = executed_mbridge[model]
+    assert run["error"] is None, run
+    values = run["values"]
+    view = bridge_view({"use_mbridge": True, "vanilla_mbridge": True}, GROUPS, spec)
+    for key, value in view.items():
+        if key in values:
+            assert values[key] == value, (key, values[key], value)
+    assert values["moe_grouped_gemm"] is spec.is_moe and values["multi_latent_attention"] is spec.is_mla
+
+
+@pytest.mark.parametrize("model", FIXTURES)
+def test_fused_swiglu_on_mbridge_is_said_inert_exactly_where_the_executed_config_leaves_the_fusion_off(
+        resolve_cfg, executed_mbridge, model):
+    spec, _ = load_model_spec(MODELS / model)
+    res = resolve_cfg({"actor_rollout_ref.actor.megatron.override_transformer_config.use_fused_swiglu": True,
+                       "actor_rollout_ref.actor.megatron.vanilla_mbridge": True},
+                      release="26.1.0_core_r0.12.1", model=spec, injected=False, stack=STACK_12)
+    warned = any(i.rule == "fused-swiglu-inert" for i in res.warnings)
+    assert warned is (executed_mbridge[model]["values"]["bias_activation_fusion"] is False)

@@ -80,12 +80,17 @@ def test_an_unseen_release_check_is_an_error_the_hand_rules_cannot_see(capsys, s
     assert not any("validate_args" in e["message"] for e in report["errors"])  # never reached on verl's path
 
 
+#: MindSpeed 26.1.0 runs on megatron-core 0.12.1, where only mbridge builds the model (stack-bridge-import), with
+#: the companion the example's fused RoPE needs there: the fix line check prints
+ON_MBRIDGE = ("actor_rollout_ref.actor.megatron.vanilla_mbridge=True", f"++{OTC}.position_embedding_type=rope")
+
+
 def test_a_mindspeed_feature_outside_the_catalogue_is_an_upstream_error(capsys, upstream):
     override = f"+{OTC}.dist_train=True"
-    code, out, _ = check(capsys, override, "--json")
+    code, out, _ = check(capsys, override, *ON_MBRIDGE, "--json")
     plain = json.loads(out)
     assert code == 0 and any(n["rule"] == "no-hand-rule" for n in plain["notes"])
-    code, out, _ = check(capsys, override, "--json", "--upstream", "--mindspeed-src", archive(RELEASE))
+    code, out, _ = check(capsys, override, *ON_MBRIDGE, "--json", "--upstream", "--mindspeed-src", archive(RELEASE))
     report = json.loads(out)
     assert code == 1
     (found,) = [e for e in report["errors"] if e["rule"] == "upstream"]
@@ -107,7 +112,7 @@ def test_a_repeated_launch_comes_from_the_cache_with_the_same_findings(capsys, u
 
 
 def test_every_format_carries_the_upstream_finding(capsys, upstream):
-    args = (f"+{OTC}.dist_train=True", "--upstream", "--mindspeed-src", archive(RELEASE))
+    args = (f"+{OTC}.dist_train=True", *ON_MBRIDGE, "--upstream", "--mindspeed-src", archive(RELEASE))
     code, out, _ = check(capsys, *args, "--format", "sarif")
     results = json.loads(out)["runs"][0]["results"]
     (found,) = [r for r in results if r["ruleId"] == "upstream"]
@@ -122,7 +127,8 @@ def test_every_format_carries_the_upstream_finding(capsys, upstream):
 def test_without_a_model_only_the_model_free_steps_run_and_the_report_says_so(capsys, upstream):
     from verl_mindspeed.cli import main
 
-    code = main(["check", "--args-file", EXAMPLE, "--json", "--upstream", "--mindspeed-src", archive(RELEASE)])
+    code = main(["check", "--args-file", EXAMPLE, *ON_MBRIDGE, "--json", "--upstream", "--mindspeed-src",
+                 archive(RELEASE)])
     report = json.loads(capsys.readouterr().out)
     assert code == 0
     (summary,) = [n for n in report["notes"] if n["rule"] == "upstream"]

@@ -18,8 +18,10 @@ prediction (``verl_mindspeed`` is never imported here):
   model                             verl's converter ``hf_to_mcore_config`` (``models/mcore/config_converter``)
                                     executed on the HF ``config.json``; megatron's ``mpu`` getters answer the
                                     engine's sizes; the constructor is intercepted to take its kwargs
-  Megatron-Bridge provider extras   :data:`PROVIDER_EXTRAS`, read from Megatron-Bridge's model bridges
-                                    (not installable here: Python 3.12+), cited per value
+  Megatron-Bridge provider extras   :data:`PROVIDER_EXTRAS`, read from Megatron-Bridge's model bridges: still
+                                    written here because the MindSpeed environments cannot import Megatron-
+                                    Bridge on 0.12.1; each value equals the executed Megatron-Bridge 0.3.1
+                                    provider on 0.16.1 (test_bridge_executed.py, 6 models)
   verl's provider overrides         verl's real ``MegatronEngine._build_tf_config`` (Megatron-Bridge branch,
                                     verl 0.9.1's default) run with a stand-in ``AutoBridge`` that records
                                     ``apply_overrides_and_finalize(overrides=...)``: parallel sizes,
@@ -405,8 +407,10 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict, validates: bo
         if model_dir is not None:
             cls, kwargs = converter_view(model_dir, engine)
             if getattr(engine, "vanilla_mbridge", False):
-                # The legacy mbridge path (mbridge is not installed here): mbridge's own view is close to
-                # verl's converter (it also sets sequence_parallel = TP > 1), then set_extra_args(**dict).
+                # The mbridge path: mbridge's own view is verl's converter's for every value a MindSpeed check
+                # reads (executed against mbridge 0.15.1 on 0.12.1 in test_bridge_executed.py; mbridge leaves
+                # bias_activation_fusion False for dense models, which no MindSpeed check reads), then
+                # set_extra_args(**dict).
                 from verl.utils.megatron_utils import mapping_string_to_attn_backend
 
                 kwargs.update(mapping_string_to_attn_backend(dict(engine.override_transformer_config or {})))

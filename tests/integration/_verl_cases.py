@@ -68,16 +68,18 @@ CASES = (
     Case(
         "dense",
         (f"+{O}.use_flash_attn=True", f"+{O}.normalization=RMSNorm", f"+{O}.use_fused_rmsnorm=True",
-         f"+{O}.swiglu=True", f"+{O}.use_fused_swiglu=True", f"+{O}.position_embedding_type=rope",
-         f"+{O}.use_fused_rotary_pos_emb=True", f"+{O}.use_distributed_optimizer=True",
-         f"+{C}.override_transformer_config.position_embedding_type=rope"),
+         f"+{O}.swiglu=True", f"+{O}.use_fused_swiglu=True", f"+{O}.bias_activation_fusion=True",
+         f"+{O}.position_embedding_type=rope", f"+{O}.use_fused_rotary_pos_emb=True",
+         f"+{O}.use_distributed_optimizer=True", f"+{C}.override_transformer_config.position_embedding_type=rope",
+         f"+{C}.override_transformer_config.bias_activation_fusion=True"),
         user={"use_flash_attn": True, "normalization": "RMSNorm", "use_fused_rmsnorm": True, "swiglu": True,
-              "use_fused_swiglu": True, "position_embedding_type": "rope", "use_fused_rotary_pos_emb": True,
-              "use_distributed_optimizer": True},
+              "use_fused_swiglu": True, "bias_activation_fusion": True, "position_embedding_type": "rope",
+              "use_fused_rotary_pos_emb": True, "use_distributed_optimizer": True},
         added={},
         # the dict's use_distributed_optimizer only feeds MindSpeed's checks: the critic keeps its own
         critic_shared=("use_flash_attn", "use_fused_rmsnorm", "swiglu", "use_fused_swiglu", "use_fused_rotary_pos_emb"),
-        critic_user={"position_embedding_type": "rope"},  # fused RoPE reaches the critic: so must its companion
+        # fused RoPE and SwiGLU reach the critic: so must their companions
+        critic_user={"position_embedding_type": "rope", "bias_activation_fusion": True},
     ),
     Case(
         "moe",  # the seed table's misspelling of the permute flag, as users type it

@@ -69,7 +69,9 @@ def test_a_preset_that_hydra_did_not_find_stops_the_run(capsys):
 
 
 def test_options_reach_the_callback(capsys):
-    cfg = compose_argv(BASE + ["+mindspeed=validate"]).cfg
+    # MindSpeed 2.2.0 runs on megatron-core 0.12.1, where only mbridge builds the models (the ref follows the actor)
+    cfg = compose_argv(BASE + ["+mindspeed=validate", "actor_rollout_ref.actor.megatron.vanilla_mbridge=True",
+                              "critic.megatron.vanilla_mbridge=True"]).cfg
     MindSpeedCallback(quiet=True, release="2.2.0_core_r0.12.1").on_run_start(cfg)
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and out[0].startswith("OK: 0 errors")

@@ -75,7 +75,8 @@ CONDITIONS = {
     "model.moe": "the model is a MoE model",
     "bridge.not_megatron_bridge": "the role's bridge is not Megatron-Bridge (which sets it)",
     "bridge.permute_fusion": "a MoE model whose bridge sets rope, and neither permute switch in the dict",
-    "bridge.megatron_bridge": "the role's bridge is Megatron-Bridge (whose provider may leave it False)",
+    "bridge.not_converter": "the role's bridge is Megatron-Bridge or mbridge (which may leave it False), not verl's "
+                            "converter (which sets it)",
 }
 
 

@@ -60,9 +60,9 @@ SWIGLU = Feature(
     companions=("swiglu=True", "bias_activation_fusion=True"),
     rules=("fused-op-companions", "fused-swiglu-inert"),
     injects=(Injection(key="bias_activation_fusion", value=True, when=("use_fused_swiglu",),
-                       requires=("bridge.megatron_bridge",),
-                       why="megatron's MLP calls MindSpeed's fused SwiGLU only with it, and Megatron-Bridge's provider "
-                           "leaves it False for most architectures"),),
+                       requires=("bridge.not_converter",),
+                       why="megatron's MLP calls MindSpeed's fused SwiGLU only with it, and Megatron-Bridge and mbridge "
+                           "leave it False for most dense models"),),
 )
 
 PERMUTE = Feature(

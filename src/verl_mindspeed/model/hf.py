@@ -156,7 +156,9 @@ def spec_from_hf_config(cfg: dict[str, Any]) -> tuple[Optional[ModelSpec], Optio
             f"(known: {', '.join(SUPPORTED_ARCHITECTURES)}); model-aware checks are skipped"
         )
     try:
-        return mapper(cfg, arch), None
+        spec = mapper(cfg, arch)
+        model_type = cfg.get("model_type")
+        return (replace(spec, model_type=model_type) if isinstance(model_type, str) else spec), None
     except ConfigValueError as exc:
         return None, exc.args[0]
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:

@@ -74,6 +74,8 @@ class ModelSpec:
     """MLA: per-head size of the non-rotary part of queries and keys."""
     v_head_dim: Optional[int] = None
     """MLA: per-head size of the values."""
+    model_type: Optional[str] = None
+    """The HF ``model_type`` (``qwen3_moe``), which mbridge registers its model bridges by."""
 
     def __hash__(self) -> int:  # hashed often as a cache key: compute once
         found = self.__dict__.get("_hash")

@@ -19,7 +19,7 @@ from ..catalog import PERMUTE, PERMUTE_MEGATRON, From, Injection, injections
 from ..errors import Issue
 from ..i18n import text, tr
 from ..rules._base import note
-from ..simulate import MEGATRON_BRIDGE, Build, fmt
+from ..simulate import MBRIDGE, MEGATRON_BRIDGE, Build, fmt
 
 _Read = Callable[[Build, Any, dict], Any]
 
@@ -41,7 +41,7 @@ CONDITIONS: dict[str, _Read] = {
     "model": lambda view, model, d: model is not None,
     "model.moe": lambda view, model, d: model is not None and model.is_moe,
     "bridge.not_megatron_bridge": lambda view, model, d: view.bridge_kind != MEGATRON_BRIDGE,
-    "bridge.megatron_bridge": lambda view, model, d: view.bridge_kind == MEGATRON_BRIDGE,
+    "bridge.not_converter": lambda view, model, d: view.bridge_kind in (MEGATRON_BRIDGE, MBRIDGE),
     "bridge.permute_fusion": lambda view, model, d: model is not None and model.is_moe
     and view.bridge.get("position_embedding_type") == "rope" and PERMUTE not in d and PERMUTE_MEGATRON not in d,
 }

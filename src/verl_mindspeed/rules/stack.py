@@ -103,30 +103,43 @@ def adaptor(roles: Mapping[str, RoleView], ctx: Context) -> Iterable[Issue]:
 
 @rule("fused-swiglu-inert", cites="megatron-core 0.16.1 megatron/core/transformer/mlp.py lines 171-204 "
       "(bias_swiglu_impl only under bias_activation_fusion); MindSpeed features_manager/fusions/fused_bias_swiglu.py "
-      "(patches SwiGLUFunction, BiasSwiGLUFunction); Megatron-Bridge 0.3.1/0.5.1 model bridges' provider_bridge",
-      holds_for="the Megatron-Bridge config path (verl 0.9+), every Megatron-Bridge release here")
+      "(patches SwiGLUFunction, BiasSwiGLUFunction); Megatron-Bridge 0.3.1/0.5.1 model bridges' provider_bridge; "
+      "mbridge 0.15.1 models/*.py (bias_activation_fusion=True only for the MoE models)",
+      holds_for="the Megatron-Bridge (verl 0.9+ default) and mbridge config paths; not verl's converter, which sets it")
 def fused_swiglu_inert(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """MindSpeed's fused SwiGLU replaces megatron's fused bias-SwiGLU functions, which the MLP calls only with
-    ``bias_activation_fusion=True``; Megatron-Bridge's provider leaves it False for most architectures (verl's old
-    converter set it True)."""
+    ``bias_activation_fusion=True``; Megatron-Bridge's provider leaves it False for most architectures, mbridge for
+    its dense models (both executed on CPU: ``tests/conformance/test_bridge_executed.py``)."""
     stack = ctx.stack
-    if stack is None or role.bridge_kind != MEGATRON_BRIDGE or not stack.bridge_usable() \
-            or not role.on("use_fused_swiglu"):
-        return
-    if role.given.get("bias_activation_fusion") is not None:
+    if stack is None or not role.on("use_fused_swiglu") or role.given.get("bias_activation_fusion") is not None:
         return  # the dict decides (True: the fused path; False: the user's choice)
-    value, arch = _provider_value(stack, ctx.model, "bias_activation_fusion")
+    if role.bridge_kind == MEGATRON_BRIDGE and stack.bridge_usable():
+        value, arch = _provider_value(stack, ctx.model, "bias_activation_fusion")
+        setters = sorted(a for a, v in _architectures(stack).items() if v.get("bias_activation_fusion") is True
+                         and a.endswith("ForCausalLM"))
+        name, of = tr("Megatron-Bridge {version}'s provider", version=stack.megatron_bridge), arch
+    elif role.bridge_kind == MBRIDGE and stack.mbridge is not None:
+        types = _mbridge_types(stack)
+        model_type = getattr(ctx.model, "model_type", None)
+        value = types.get(model_type, {}).get("bias_activation_fusion", False) if model_type else False
+        setters = sorted(t for t, v in types.items() if v.get("bias_activation_fusion") is True)
+        name, of = tr("mbridge {version}'s config", version=stack.mbridge), model_type
+    else:
+        return
     if value is True:
         return
-    setters = sorted(a for a, v in _architectures(stack).items() if v.get("bias_activation_fusion") is True
-                     and a.endswith("ForCausalLM"))
-    where = tr("Megatron-Bridge {bridge}'s provider for {arch}", bridge=stack.megatron_bridge or "?", arch=arch) \
-        if arch else tr("Megatron-Bridge {bridge}'s provider for most architectures (it is True only for {archs})",
-                        bridge=stack.megatron_bridge or "?", archs=", ".join(setters) or "none")
+    where = tr("{bridge} for {arch}", bridge=name, arch=of) if of else \
+        tr("{bridge} for most models (it is True only for {archs})", bridge=name, archs=", ".join(setters) or "none")
     yield warning(role.key("use_fused_swiglu"), tr(
         "use_fused_swiglu=True has no effect: {where} leaves bias_activation_fusion False, and megatron's MLP calls "
         "the fused SwiGLU MindSpeed patches only when it is True", where=where), "fused-swiglu-inert",
         override=role.set_line("bias_activation_fusion", True))
+
+
+def _mbridge_types(stack: Stack) -> dict[str, dict[str, Any]]:
+    data = universe.stack_facts()["mbridge"]
+    same = [v for v in data if line_of(v) == line_of(stack.mbridge)] or list(data)
+    return data[same[-1]].get("model_types", {}) if same else {}
 
 
 def _architectures(stack: Stack) -> dict[str, dict[str, Any]]:

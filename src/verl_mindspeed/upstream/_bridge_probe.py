@@ -49,7 +49,8 @@ def _stand_in(name: str) -> types.ModuleType:
     return module
 
 
-def _import_auto_bridge():
+def _import_auto_bridge(kind: str):
+    """The ``AutoBridge`` of Megatron-Bridge or of mbridge, imported with the import-only stand-ins."""
     import megatron.core.models.gpt.gpt_layer_specs  # noqa: F401  megatron-core decides its TE paths without TE
     import megatron.core.transformer.transformer_config  # noqa: F401
     import transformers.utils.import_utils  # noqa: F401  transformers decides its optional packages first
@@ -57,14 +58,54 @@ def _import_auto_bridge():
     stands = {name: _stand_in(name) for name in ("transformer_engine", "transformer_engine.pytorch", "triton",
                                                  "triton.language")}
     stands["transformer_engine"].pytorch = stands["transformer_engine.pytorch"]
+    stands["transformer_engine"].__version__ = "0.0.0"  # asked by megatron-core's TE extension module on import
     stands["triton"].language = stands["triton.language"]
+    import megatron.core.utils as utils
+
+    cached = getattr(utils, "_te_version", None)
     sys.modules.update(stands)
     try:
-        from megatron.bridge import AutoBridge
+        if kind == "mbridge":
+            _verl_patch_mbridge()
+            from mbridge import AutoBridge
+        else:
+            from megatron.bridge import AutoBridge
     finally:
         for name in stands:
             sys.modules.pop(name, None)
+        if hasattr(utils, "_te_version"):
+            utils._te_version = cached  # the stand-in's version is not megatron-core's to keep
     return AutoBridge
+
+
+def _verl_patch_mbridge() -> None:
+    """verl 0.9.1's ``apply_patch_mbridge`` (verl/models/mcore/patch.py line 446), run before it imports mbridge: a
+    ``get_tensor_model_parallel_group_if_none`` for megatron-core releases without it (0.12.x)."""
+    import megatron.core.utils as utils
+
+    if not hasattr(utils, "get_tensor_model_parallel_group_if_none"):
+        utils.get_tensor_model_parallel_group_if_none = lambda tp_group, is_expert=False, check_initialized=True: \
+            tp_group
+
+
+def _mbridge_config(AutoBridge, request: dict):  # noqa: N803
+    """verl 0.9.1's vanilla path (transformer_impl.py lines 328-333): ``AutoBridge.from_config(hf_config, dtype)``,
+    ``set_extra_args(**dict)``, ``bridge.config``; the parallel sizes mbridge reads from Megatron's parallel state
+    are given as its ``ParallelStates``."""
+    import torch
+    from mbridge.core.parallel_states import ParallelStates
+    from transformers import AutoConfig
+
+    g = request.get("groups") or {}
+    states = ParallelStates(tp_size=g.get("tensor_model_parallel_size", 1),
+                            pp_size=g.get("pipeline_model_parallel_size", 1),
+                            vpp_size=g.get("virtual_pipeline_model_parallel_size"),
+                            cp_size=g.get("context_parallel_size", 1), ep_size=g.get("expert_model_parallel_size", 1),
+                            etp_size=g.get("expert_tensor_parallel_size") or g.get("tensor_model_parallel_size", 1))
+    bridge = AutoBridge.from_config(AutoConfig.from_pretrained(request["model_dir"]), dtype=torch.bfloat16,
+                                    parallel_states=states)
+    bridge.set_extra_args(**request["overrides"])
+    return bridge.config
 
 
 #: megatron-core's fused MoE permute functions, None without Transformer Engine; ``finalize()`` refuses
@@ -104,9 +145,20 @@ def _where(exc: BaseException) -> dict:
 def main() -> None:
     warnings.filterwarnings("ignore")
     requests = json.loads(sys.stdin.read())
-    auto_bridge = _import_auto_bridge()
+    kind = sys.argv[1] if len(sys.argv) > 1 else "megatron-bridge"
+    auto_bridge = _import_auto_bridge(kind)
     stand_ins = _stand_in_fused_permute()
-    print(json.dumps([{**run(auto_bridge, r), "stand_ins": stand_ins} for r in requests]))
+    do = run_mbridge if kind == "mbridge" else run
+    print(json.dumps([{**do(auto_bridge, r), "stand_ins": stand_ins} for r in requests]))
+
+
+def run_mbridge(AutoBridge, request: dict) -> dict:  # noqa: N803
+    try:
+        config = _mbridge_config(AutoBridge, request)
+    except Exception as exc:  # the verdict of upstream's code on this dict
+        return {"class": None, "error": _where(exc), "values": {}}
+    return {"class": type(config).__name__, "error": None,
+            "values": {k: _plain(getattr(config, k, "<absent>")) for k in request["keys"]}}
 
 
 def run(AutoBridge, request: dict) -> dict:  # noqa: N803  (the class, as verl names it)
