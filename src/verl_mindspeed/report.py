@@ -42,6 +42,8 @@ def feature_state(feature: catalog.Feature, settings: dict[str, dict[str, Any]])
         value = bool(settings["megatron"].get("sequence_parallel")) and _int(tp) > 1
     elif value is None and feature.shown_otherwise.startswith("megatron."):
         value = settings["megatron"].get(feature.shown_otherwise.partition(".")[2])
+    elif value is None and feature.shown_otherwise.startswith("dict."):
+        value = built.get(feature.shown_otherwise.partition(".")[2])
     if value is None:
         return "-"
     if value is True:

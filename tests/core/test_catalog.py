@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers import ROOT
+from helpers import MICRO, ROOT
 from verl_mindspeed import catalog
 from verl_mindspeed.cli import main
 from verl_mindspeed.docs_gen import features_markdown, generated_files
@@ -120,7 +120,7 @@ def test_injections_are_catalogue_data_read_by_one_vocabulary():
 
 def test_the_feature_table_reads_only_catalogue_data():
     """The report has no case per feature id: where a feature's state is read besides its primary flag is the
-    catalogue's ``shown_otherwise``, one of two forms the report knows."""
+    catalogue's ``shown_otherwise``, one of three forms the report knows."""
     import inspect
 
     from verl_mindspeed import report
@@ -128,4 +128,14 @@ def test_the_feature_table_reads_only_catalogue_data():
     source = inspect.getsource(report.feature_state)
     assert not [f.id for f in catalog.FEATURES if f'"{f.id}"' in source]
     assert {f.shown_otherwise.partition(".")[0] for f in catalog.FEATURES if f.shown_otherwise} <= {"megatron",
-                                                                                                    "engine"}
+                                                                                                    "engine", "dict"}
+
+
+def test_a_row_shows_its_state_from_another_key_of_the_dict(base_cfg, capsys):
+    """The MoE alltoall row reads the dispatcher when the async-comm switch is unset: a launch that sets
+    moe_token_dispatcher_type=alltoall shows it, not '-'."""
+    main(["check", "--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO,
+          "+actor_rollout_ref.actor.megatron.override_transformer_config.moe_token_dispatcher_type=alltoall"])
+    row = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("MoE alltoall dispatcher"))
+    states = row.split()[3:]
+    assert states and set(states) == {"alltoall"}

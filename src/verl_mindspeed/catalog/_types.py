@@ -135,7 +135,8 @@ class Feature:
     """Ids of the cross-field rules that guard this feature (see ``verl_mindspeed.rules``)."""
     shown_otherwise: str = ""
     """Where the feature table reads the state when the dict verl builds does not set the primary flag:
-    ``megatron.<key>``, or ``engine.sequence_parallel`` (SP as verl applies it: on only with TP > 1)."""
+    ``megatron.<key>``, ``dict.<key>`` (another key of that dict), or ``engine.sequence_parallel`` (SP as verl
+    applies it: on only with TP > 1)."""
     injects: tuple[Injection, ...] = ()
     """What a launch through verl-mindspeed writes into the dict for this feature (a plain launch gets none)."""
 

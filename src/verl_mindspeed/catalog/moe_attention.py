@@ -27,6 +27,7 @@ MOE_ALLTOALL = Feature(
         Flag(name="moe_tp_extend_ep", where="otc", type="bool", process_wide=True,
              help="Use the TP group to extend expert parallelism instead of splitting experts.", feeds="MindSpeed --moe-tp-extend-ep"),
     ),
+    shown_otherwise="dict.moe_token_dispatcher_type",
     rules=("moe-async-comm-alone", "moe-dispatcher-in-dict", "moe-alltoall-overlap",
            "moe-allgather-overlap", "moe-tp-extend-ep", "alltoall-seq-etp", "moe-pad-needs-capacity"),
     injects=(

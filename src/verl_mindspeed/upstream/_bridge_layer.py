@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..i18n import tr
-from ._env import ensure, envs_dir
+from ._env import _run, ensure, envs_dir
 
 #: megatron-core line -> (bridge package, its release, what its import needs besides megatron-core and torch):
 #: Megatron-Bridge beside 0.16.1 (the line core_r0.16.0 runs on), mbridge beside 0.12.1 (the only bridge that
@@ -59,9 +59,7 @@ def ensure_layer(line: str, progress: Callable[[Any], None] = lambda text: None)
     start = time.monotonic()
     pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--upgrade", "--target", str(path)]
     for args in ([*pip, "--no-deps", f"{dist}=={version}"], [*pip, *needs]):
-        done = subprocess.run(args, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(args)}: {done.stderr[-2000:]}")
+        _run(args)
     (path / "layer-requirements.txt").write_text(_marker(line))
     progress(tr("bridge layer ready in {seconds} s", seconds=round(time.monotonic() - start)))
     return path

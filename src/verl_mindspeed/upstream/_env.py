@@ -57,16 +57,25 @@ def ensure(line: str, progress: Callable[[Any], None] = lambda text: None) -> Pa
                     line=line, path=path))
     start = time.monotonic()
     if not python_of(line).exists():
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(path)], check=True)
+        _run([sys.executable, "-m", "venv", "--clear", str(path)])
     pip = [str(python_of(line)), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     # torch's CPU build asked for by name first (a plain torch==2.13.0 can be the multi-GB CUDA build); an index
     # without it: PyTorch's CPU index.
     if subprocess.run([*pip, f"{TORCH}+cpu"], capture_output=True).returncode != 0:
-        subprocess.run([*pip, TORCH, "--index-url", "https://download.pytorch.org/whl/cpu"], check=True)
-    subprocess.run([*pip, *requirements(line)], check=True)
+        _run([*pip, TORCH, "--index-url", "https://download.pytorch.org/whl/cpu"])
+    _run([*pip, *requirements(line)])
     (path / "upstream-requirements.txt").write_text("\n".join(requirements(line)))
     progress(tr("upstream environment ready in {seconds} s", seconds=round(time.monotonic() - start)))
     return python_of(line)
+
+
+def _run(args: list[str]) -> None:
+    """A setup step with its output kept out of the terminal (the progress lines say what happens); on failure, the
+    step and the end of what it printed."""
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SourceError(tr("setting up the upstream environment failed: {step}\n{output}", step=" ".join(args),
+                             output=(done.stdout + done.stderr)[-3000:]))
 
 
 def own_python_fits(line: str) -> bool:
