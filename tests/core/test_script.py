@@ -185,3 +185,28 @@ def test_a_sourced_file_is_read_when_found_and_named_when_not(tmp_path):
     (unset,) = found.issues
     assert "$MODEL_PATH is not set" in str(unset.message)
     assert "./cluster_env.sh (line 1)" in str(unset.hint) and "not found here" in str(unset.hint)
+
+
+def test_words_split_in_linear_time_are_shlex_s_words():
+    """compose._lex sets long plain runs aside so shlex stays linear: the words are shlex's own, quotes, escapes,
+    operators and comments included."""
+    import random
+    import shlex
+
+    from verl_mindspeed.compose._lex import lex
+
+    rng = random.Random(7)
+    pieces = ["a" * 70, "b=" + "x" * 100, " ", "  ", "'q " + "y" * 80 + "'", '"d $z ' + "w" * 65 + '"', "\\ ", "(", ")",
+              "|", "&&", ";", "# c " + "k" * 66, "+k.v=" + "1" * 90, "\\\n", "=", "[1,2]"]
+    for _ in range(300):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        for commenters in ("#", ""):
+            want = shlex.shlex(text, posix=True, punctuation_chars=True)
+            want.whitespace_split, want.commenters = True, commenters
+            try:
+                expected = list(want)
+            except ValueError:
+                with pytest.raises(ValueError):
+                    lex(text, commenters=commenters)
+                continue
+            assert lex(text, commenters=commenters) == expected, text

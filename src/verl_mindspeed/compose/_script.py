@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional
@@ -26,6 +25,7 @@ from ..errors import EvaluationError, Issue, Location
 from ..i18n import tr
 from ..overrides import split_override
 from ._launchline import find_launch, launch_rank
+from ._lex import lex
 from ._shell import Expander, Word
 
 _OPERATORS = {";", "&&", "||", "|", "&", ";;", "|&"}
@@ -113,10 +113,8 @@ class _Script:
         words: list[Word] = []
         for line, text in _chunks(unit):
             expanded = self.shell.expand(text, line)
-            lexer = shlex.shlex(expanded, posix=True, punctuation_chars=True)
-            lexer.whitespace_split, lexer.commenters = True, ""
             try:
-                tokens = list(lexer)
+                tokens = lex(expanded, commenters="")
             except ValueError:
                 tokens = expanded.split()
             for token in tokens:
@@ -260,10 +258,8 @@ def _joinable(text: str) -> str:
 
 def _balanced(text: str, parens: bool = True) -> bool:
     """No open quote (and, with ``parens``, no ``(`` left open, as in an array spanning lines)."""
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
     try:
-        tokens = list(lexer)
+        tokens = lex(text)
     except ValueError:  # an open quote
         return False
     if not parens:
