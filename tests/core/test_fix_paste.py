@@ -406,3 +406,17 @@ def test_a_layout_no_single_size_can_fit_shrinks_to_the_devices(base_cfg):
     assert world and world[0].override, [(i.rule, i.override) for i in first.errors]
     fixed = paste_all(argv, first.errors)
     assert not evaluate(fixed, **kw).errors, fixed
+
+
+@pytest.mark.parametrize("train, mini, n, nodes", [(30, 12, 1, 1), (4, 12, 1, 1), (100, 24, 5, 2), (64, 7, 3, 1),
+                                                   (9, 9, 1, 2), (1000, 250, 4, 4)])
+def test_batch_sizes_verl_refuses_get_the_nearest_sizes_that_pass(base_cfg, train, mini, n, nodes):
+    """Every batch-divisibility error has a fix; pasted together they clear them all (the mini batch first: it
+    bounds the train batch), and the sizes move no further than they must."""
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO,
+            "trainer.n_gpus_per_node=8", f"trainer.nnodes={nodes}", f"data.train_batch_size={train}",
+            f"actor_rollout_ref.actor.ppo_mini_batch_size={mini}", f"actor_rollout_ref.rollout.n={n}"]
+    found = [i for i in evaluate(argv).errors if i.rule == "batch-divisibility"]
+    assert found and all(i.override for i in found)
+    fixed = [*argv, *(w for i in found for w in shlex.split(i.override))]
+    assert [i.line() for i in evaluate(fixed).errors] == []

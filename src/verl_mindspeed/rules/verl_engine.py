@@ -45,20 +45,47 @@ def batch_divisibility(roles: dict[str, RoleView], ctx: Context) -> Iterable[Iss
     dynamic = _select(cfg, "actor_rollout_ref.actor.use_dynamic_bsz") is True
     sizes = tr("data-parallel size {dp} = {world} devices / (TP x PP x CP = {tp} x {pp} x {cp})", dp=dp, world=world,
                tp=actor.tp, pp=actor.pp, cp=actor.cp)
+    # the nearest sizes that satisfy every assertion at once: the mini batch first (it bounds the train batch)
+    mini_ok = (lambda m: (m * n) % dp == 0 and (not train or dynamic or m <= train)) if mini else None
+    bound = 4 * max(train or 0, mini or 0, dp * (micro or 1) * n, 64)  # the search gives up past it
+    new_mini = mini if not mini or mini_ok(mini) else (
+        _nearest(mini, mini_ok, bound) or _nearest(mini, lambda m: (m * n) % dp == 0, bound))  # else train moves up
+    train_ok = lambda t: (dynamic or not micro or (t * n) % (dp * micro) == 0) and (not new_mini or t >= new_mini)  # noqa: E731
+    new_train = train if not train or train_ok(train) else _nearest(train, train_ok, bound)
     if not dynamic and train and micro and (train * n) % (dp * micro):
         yield error("data.train_batch_size", tr(
             "data.train_batch_size x actor_rollout_ref.rollout.n = {train} x {n} = {total} requires a multiple of "
             "data-parallel size x actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu = {dp} x {micro} = {unit}",
-            train=train, n=n, total=train * n, dp=dp, micro=micro, unit=dp * micro), "batch-divisibility", hint=sizes)
+            train=train, n=n, total=train * n, dp=dp, micro=micro, unit=dp * micro), "batch-divisibility", hint=sizes,
+            override=f"data.train_batch_size={new_train}" if new_train else None)
     if not dynamic and train and mini and train < mini:
         yield error("actor_rollout_ref.actor.ppo_mini_batch_size", tr(
             "actor_rollout_ref.actor.ppo_mini_batch_size={mini} requires data.train_batch_size >= {mini} (got {train})",
-            mini=mini, train=train), "batch-divisibility")
+            mini=mini, train=train), "batch-divisibility", override=_mini_fix(new_mini, new_train, train))
     if mini and (mini * n) % dp:
         yield error("actor_rollout_ref.actor.ppo_mini_batch_size", tr(
             "actor_rollout_ref.actor.ppo_mini_batch_size x actor_rollout_ref.rollout.n = {mini} x {n} = {total} "
             "requires a multiple of the actor's data-parallel size {dp}", mini=mini, n=n, total=mini * n, dp=dp),
-            "batch-divisibility", hint=sizes)
+            "batch-divisibility", hint=sizes, override=_mini_fix(new_mini, new_train, train))
+
+
+def _nearest(value: int, ok, limit: int):
+    """The size nearest ``value`` (>= 1, the smaller one on a tie) that ``ok`` accepts; None past ``limit``."""
+    for step in range(1, limit):
+        for candidate in (value - step, value + step):
+            if candidate >= 1 and ok(candidate):
+                return candidate
+    return None
+
+
+def _mini_fix(new_mini, new_train, train) -> str | None:
+    """The mini batch's line, with the train batch's when that has to move for it."""
+    if not new_mini:
+        return None
+    lines = [f"actor_rollout_ref.actor.ppo_mini_batch_size={new_mini}"]
+    if new_train and new_train != train:
+        lines.append(f"data.train_batch_size={new_train}")
+    return " ".join(lines)
 
 
 _VERL_MICRO = ("verl 0.9.1 verl/utils/config.py validate_config (minimal_bsz = dp x "
