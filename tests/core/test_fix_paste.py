@@ -420,3 +420,28 @@ def test_batch_sizes_verl_refuses_get_the_nearest_sizes_that_pass(base_cfg, trai
     assert found and all(i.override for i in found)
     fixed = [*argv, *(w for i in found for w in shlex.split(i.override))]
     assert [i.line() for i in evaluate(fixed).errors] == []
+
+
+@pytest.mark.parametrize("written, fixed", [
+    ("context_parallel_algo=ring_attention", "context_parallel_algo=megatron_cp_algo"),
+    ("moe_token_dispatcher_type=all_to_all", "moe_token_dispatcher_type=alltoall"),
+    ("recompute_num_layers=1.5", "recompute_num_layers=2"),
+])
+def test_a_value_far_from_every_choice_gets_the_one_it_names(base_cfg, written, fixed):
+    """A name MindSpeed's docs give a choice, and a fraction where an integer goes, are value errors whose fix is the
+    choice or the nearest integer; pasted, the value error is gone."""
+    otc = "actor_rollout_ref.actor.megatron.override_transformer_config"
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO, f"+{otc}.{written}",
+            f"+{otc}.recompute_granularity=full", f"+{otc}.recompute_method=uniform"] if "recompute" in written else \
+        ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO, f"+{otc}.{written}"]
+    (issue,) = [i for i in evaluate(argv).errors if i.rule == "value"]
+    assert issue.override == f"++{otc}.{fixed}"
+    assert not [i for i in evaluate([*argv, issue.override]).errors if i.rule == "value"]
+
+
+def test_noop_layers_with_a_stray_item_keeps_its_digits(base_cfg):
+    otc = "actor_rollout_ref.actor.megatron.override_transformer_config"
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO, f"+{otc}.noop_layers='a,1'"]
+    (issue,) = [i for i in evaluate(argv).errors if i.rule == "noop-layers-format"]
+    assert issue.override == f"'++{otc}.noop_layers=\"1\"'"
+    assert not [i for i in evaluate([*argv, *shlex.split(issue.override)]).errors if i.rule == "noop-layers-format"]

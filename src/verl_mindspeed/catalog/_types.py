@@ -49,6 +49,9 @@ class Flag:
     synonyms: tuple[str, ...] = ()
     """Other names users give this flag that no typo matcher reaches (``use_fa``, ``fused_rope``): not accepted,
     but "did you mean" points here."""
+    value_synonyms: tuple[tuple[str, str], ...] = ()
+    """(name users give a choice, the choice it is) for names no typo matcher reaches (``ring_attention`` is
+    MindSpeed's ``megatron_cp_algo``): refused as a value, with the choice as its fix."""
 
     def path(self, role_prefix: str) -> str:
         """Full dotted key for one role, e.g. ``actor_rollout_ref.actor.megatron.override_transformer_config.x``."""

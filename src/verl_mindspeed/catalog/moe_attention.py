@@ -20,6 +20,8 @@ MOE_ALLTOALL = Feature(
         Flag(name="moe_token_dispatcher_type", where="otc", type="str",
              choices=("allgather", "alltoall", "flex", "alltoall_seq"),
              default_note="derived from the HF model by verl's bridge (megatron's own default: allgather)",
+             value_synonyms=(("all_to_all", "alltoall"), ("a2a", "alltoall"), ("all2all", "alltoall"),
+                             ("all_gather", "allgather")),
              help="MoE token dispatcher.",
              feeds="TransformerConfig.moe_token_dispatcher_type"),
         Flag(name="moe_alltoall_overlap_comm", where="otc", type="bool", process_wide=True,

@@ -98,6 +98,12 @@ CP_ALGO = Feature(
              choices=("megatron_cp_algo", "ulysses_cp_algo", "hybrid_cp_algo", "kvallgather_cp_algo",
                       "adaptive_cp_algo", "hybrid_adaptive_cp_algo"),
              default="megatron_cp_algo", default_note="MindSpeed",
+             # MindSpeed's context-parallel docs: megatron_cp_algo is Ring Attention, ulysses_cp_algo Ulysses,
+             # hybrid_cp_algo both, kvallgather_cp_algo the KV all-gather
+             value_synonyms=(("ring_attention", "megatron_cp_algo"), ("ring", "megatron_cp_algo"),
+                             ("ring_attn", "megatron_cp_algo"), ("ringattention", "megatron_cp_algo"),
+                             ("ulysses_attention", "ulysses_cp_algo"), ("hybrid", "hybrid_cp_algo"),
+                             ("kv_allgather", "kvallgather_cp_algo"), ("allgather", "kvallgather_cp_algo")),
              help="Context-parallel algorithm; kvallgather_cp_algo needs MindSpeed 26.0.0 or later.",
              feeds="MindSpeed --context-parallel-algo"),
         Flag(name="ulysses_degree_in_cp", where="otc", type="int", minimum=1, nullable=True, process_wide=True,

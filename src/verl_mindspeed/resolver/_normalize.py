@@ -50,6 +50,17 @@ def noop_layers_string(value: Any) -> tuple[Optional[str], Optional[str]]:
     return ",".join(str(i) for i in out), None
 
 
+def _digits_of(value: Any) -> Optional[str]:
+    """The layer indices a malformed ``noop_layers`` still holds (``'a,1'`` -> ``'1'``), or None."""
+    items = value if isinstance(value, (list, tuple)) else str(value).split(",") if isinstance(value, str) else []
+    found: list[str] = []
+    for item in items:
+        text = str(item).strip()
+        if not isinstance(item, bool) and text.isdigit() and str(int(text)) not in found:
+            found.append(str(int(text)))
+    return ",".join(found) or None
+
+
 def normalize(prefix: str, raw: dict[str, Any], *, injected: bool = True) -> tuple[dict[str, Any], list[Issue]]:
     """Canonical keys and MindSpeed-readable values for one role's ``override_transformer_config``."""
     issues: list[Issue] = []
@@ -103,8 +114,10 @@ def _noop_layers(out: dict[str, Any], key, injected: bool) -> list[Issue]:
         return []
     text, problem = noop_layers_string(value)
     if problem:
+        digits = _digits_of(value)
         return [error(key("noop_layers"), tr("noop_layers {problem}", problem=problem), "noop-layers-format",
-                      hint=tr("quote it on the command line: '+...noop_layers=\"0,7\"'"))]
+                      hint=tr("quote it on the command line: '+...noop_layers=\"0,7\"'"),
+                      override=f"'++{key('noop_layers')}=\"{digits}\"'" if digits else None)]
     if text == value:
         return []
     out["noop_layers"] = text

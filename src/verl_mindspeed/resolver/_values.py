@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 from ..catalog import Flag
@@ -35,7 +36,7 @@ def check_flag(flag: Flag, value: Any) -> Optional[str]:
     if flag.type == "str":
         if not isinstance(value, str):
             return tr("must be a string, got {value}", value=_describe(value))
-        return _check_choice(value, flag.choices)
+        return _check_choice(value, flag.choices, dict(flag.value_synonyms))
     if flag.type == "str_list":
         if not isinstance(value, (list, tuple)):
             return tr("must be a list such as [core_attn], got {value}", value=_describe(value))
@@ -47,9 +48,14 @@ def check_flag(flag: Flag, value: Any) -> Optional[str]:
     return None
 
 
-def _check_choice(value: str, choices: tuple[str, ...]) -> Optional[str]:
+def _check_choice(value: str, choices: tuple[str, ...], synonyms: Optional[dict[str, str]] = None) -> Optional[str]:
     if not choices or value in choices:
         return None
+    same = (synonyms or {}).get(value.strip().lower().replace("-", "_"))
+    if same in choices:
+        return tr("must be one of {choices}; got {value}, which MindSpeed and megatron call {near}",
+                  choices=", ".join(choices),
+                  value=repr(value), near=repr(same), fix=same)
     near = nearest(value, choices)
     if near is None:  # a shortened choice ('ulysses'): the one choice it starts
         starts = [c for c in choices if c.lower().startswith(value.lower()) and value]
@@ -73,8 +79,13 @@ def suggested_value(problem: Any, value: Any, minimum: Optional[int] = None) -> 
     if template.startswith("must be True or False"):
         return _TRUTH.get(str(value).strip().lower())
     if template.startswith("must be an integer"):
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            value = int(value)
+        if isinstance(value, str):
+            try:
+                value = float(value.strip())
+            except ValueError:
+                return None
+        if isinstance(value, float) and math.isfinite(value):
+            value = math.floor(value + 0.5)  # the integer nearest a fraction (1.5 -> 2), or the one it spells
         if _is_int(value):
             return value if minimum is None else max(value, minimum)
     return None
