@@ -165,3 +165,27 @@ def test_the_callback_stops_the_launch_on_an_upstream_error_before_ray(capsys, u
     assert stopped.value.code == 1
     err = capsys.readouterr().err
     assert "refuses this launch" in err and "stopping before Ray starts" in err
+
+
+@pytest.mark.parametrize("release,line", [("core_r0.17.0", "0.17"), ("core_r0.18.0", "0.18")])
+def test_a_three_layer_release_is_not_run_and_the_report_says_why(capsys, upstream, release, line):
+    """MindSpeed core_r0.17.0/0.18.0 import MegatronAdaptor's ``megatron_adaptor`` (on no package index) and run
+    on megatron-core lines no environment here has: nothing runs, the verdict is the hand rules' and says so,
+    and the exit code is theirs."""
+    given = archive(release)
+    if not Path(given).is_file():
+        pytest.skip(f"{given} is not in the upstream folder")
+    args = ("--json", *ON_MBRIDGE)
+    hand = json.loads(check(capsys, *args, "--mindspeed-release", release)[1])
+    code, out, _ = check(capsys, *args, "--upstream", "--mindspeed-src", given)
+    report = json.loads(out)
+    assert code == (0 if hand["ok"] else 1)
+    assert report["upstream"]["verdict"] == "not-run" and report["upstream"]["megatron_core"] == line
+    assert report["versions"]["mindspeed_release"] == release
+    (said,) = [w for w in report["warnings"] if w["rule"] == "upstream-unavailable"]
+    assert "megatron_adaptor" in said["message"] and f"megatron-core {line}" in said["message"]
+    assert not any(i["rule"] == "upstream-harness" for i in report["warnings"])
+    # a megatron-core line asked for does not make it runnable: the adaptor is still missing
+    code, out, _ = check(capsys, *args, "--upstream", "--mindspeed-src", given, "--megatron-core", "0.16.1")
+    (said,) = [w for w in json.loads(out)["warnings"] if w["rule"] == "upstream-unavailable"]
+    assert "megatron_adaptor" in said["message"] and "megatron-core 0.16" not in said["message"]

@@ -98,3 +98,29 @@ def test_each_megatron_core_line_has_its_generated_facts():
     assert stack.facts()["megatron_bridge"]["0.5.1"]["refuses_unknown"] == {"file": "models/model_provider.py",
                                                                            "line": 128}
     assert stack.facts()["mindspeed_adaptor"]["core_r0.18.0"]["line"] == 3
+
+
+def test_sources_that_import_megatron_adaptor_are_not_run_and_the_report_says_why(base_cfg, capsys, tmp_path):
+    """What decides it is read from the sources given: a MindSpeed whose ``__init__`` imports ``megatron_adaptor``
+    runs nothing (no worker, no environment built), and the report says why; the same folder without that import,
+    on a line an environment exists for, is runnable."""
+    from verl_mindspeed import upstream
+
+    root = tmp_path / "mindspeed-core_r0.18.0" / "mindspeed"
+    root.mkdir(parents=True)
+    (root / "megatron_adaptor.py").write_text("")
+    (root / "__init__.py").write_text('"""MindSpeed."""\n\nimport megatron_adaptor  # noqa: F401\n')
+    src = upstream.locate(str(root.parent))
+    assert src.line == "0.18" and len(src.unrunnable) == 2 and src.megatron is None
+    code, data = run_json(capsys, "--args-file", EXAMPLE, "--upstream", "--mindspeed-src", str(root.parent))
+    assert data["upstream"]["verdict"] == "not-run" and data["upstream"]["unrunnable"] == list(src.unrunnable)
+    (said,) = [w for w in data["warnings"] if w["rule"] == "upstream-unavailable"]
+    assert "megatron_adaptor" in said["message"] and "megatron-core 0.18" in said["message"]
+    code_zh = main(["check", "--args-file", EXAMPLE, "--upstream", "--mindspeed-src", str(root.parent), "--lang", "zh"])
+    assert code_zh == code and "没有在本次启动上运行" in capsys.readouterr().out
+    (root / "__init__.py").write_text('"""MindSpeed."""\n')
+    training = tmp_path / "megatron-lm" / "megatron" / "training"
+    training.mkdir(parents=True)
+    (training / "__init__.py").write_text("")
+    runnable = upstream.locate(str(root.parent), str(training.parents[1]), megatron_core="0.16")
+    assert runnable.unrunnable == () and runnable.line == "0.16.1"

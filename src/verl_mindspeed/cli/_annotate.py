@@ -105,6 +105,8 @@ RULES_DOC = "docs/rules.md"
 UPSTREAM_RULES = {
     "upstream": "MindSpeed's and megatron-core's own code, run on the launch as verl drives it (check --upstream)",
     "upstream-harness": "the upstream run could not judge the launch (a failure of the harness, not a verdict)",
+    "upstream-unavailable": "the MindSpeed sources given cannot run here (MegatronAdaptor, a megatron-core line "
+                            "with no environment): nothing ran, the verdict is the hand rules'",
 }
 UPSTREAM_DOC = "docs/upstream.md"
 

@@ -23,13 +23,13 @@ from ..i18n import default_lang, render, tr
 from ._bridge_layer import LAYERS, ensure_layer, providers
 from ._case import case_of, model_kwargs
 from ._env import ensure, envs_dir, python_for, ready, requirements
-from ._findings import HARNESS, RULE, findings
+from ._findings import HARNESS, RULE, UNAVAILABLE, findings, unavailable
 from ._pool import Pool, Worker, WorkerError
 from ._sources import LINES, SourceError, Sources, cache_root, extract, locate
 
-__all__ = ["HARNESS", "LAYERS", "LINES", "Pool", "RULE", "SourceError", "Sources", "Worker", "WorkerError",
-           "cache_root", "case_of", "ensure", "ensure_layer", "envs_dir", "extract", "judge", "locate", "model_kwargs",
-           "prepare", "providers", "python_for", "ready", "requirements"]
+__all__ = ["HARNESS", "LAYERS", "LINES", "Pool", "RULE", "SourceError", "Sources", "UNAVAILABLE", "Worker",
+           "WorkerError", "cache_root", "case_of", "ensure", "ensure_layer", "envs_dir", "extract", "judge", "locate",
+           "model_kwargs", "prepare", "providers", "python_for", "ready", "requirements"]
 
 _POOL: Optional[Pool] = None
 
@@ -54,11 +54,15 @@ def judge(res: Any, *, mindspeed_src: Optional[str] = None, megatron_src: Option
     what ran. Raises :class:`SourceError` when the sources or the interpreter cannot be found."""
     global _POOL
     src = sources or locate(mindspeed_src, megatron_src, megatron_core)
-    exe, exe_from = python_for(src.line, python, progress)
     sim = res.simulation
     info: dict[str, Any] = {"release": src.release, "mindspeed": str(src.mindspeed), "megatron": str(src.megatron),
-                            "megatron_core": src.line, "megatron_core_from": src.line_from, "python": str(exe),
-                            "python_from": exe_from}
+                            "megatron_core": src.line, "megatron_core_from": src.line_from}
+    if src.unrunnable:
+        res.upstream = {**info, "verdict": "not-run", "seconds": 0.0, "unrunnable": list(src.unrunnable)}
+        res.issues = [*res.issues, unavailable(src, sim)]
+        return
+    exe, exe_from = python_for(src.line, python, progress)
+    info.update(python=str(exe), python_from=exe_from)
     if sim is None or not sim.order:
         res.upstream = {**info, "verdict": "not-run", "seconds": 0.0}
         return

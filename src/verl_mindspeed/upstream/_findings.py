@@ -4,6 +4,8 @@
   upstream ``file:line`` (``Issue.source``) and the release;
 - a switch the launch sets whose MindSpeed feature registers no patch is a warning;
 - what MindSpeed logged is a note; a harness failure is a warning (``upstream-harness``): no verdict;
+- sources no environment here can run (MindSpeed core_r0.17/0.18) are a warning (``upstream-unavailable``)
+  saying why, and nothing runs;
 - one ``upstream`` note always says what ran, on which release, and whether the hand rules agree, which side
   is stricter and why.
 """
@@ -17,8 +19,9 @@ from ..i18n import joined, tr
 from ..rules import beyond
 from ..rules._base import error, note, warning
 from ..simulate import Simulation
+from ._sources import LINES
 
-RULE, HARNESS = "upstream", "upstream-harness"
+RULE, HARNESS, UNAVAILABLE = "upstream", "upstream-harness", "upstream-unavailable"
 
 #: The step of the upstream run that raised, as the report names it.
 STAGES = {"repatch": tr("MindSpeed's repatch"), "parallel": tr("megatron's parallel state"),
@@ -104,3 +107,14 @@ def _summary(kind: Optional[str], sim: Simulation, release: str, line: str, hand
                    "({seconds} s{cached}); {agree}", release=release, line=line, ran=ran,
                    roles=", ".join(sim.order) or "-", verdict=kind or "?", seconds=format(seconds, ".1f"),
                    cached=tr(", cached") if cached else "", agree=agree), RULE)
+
+
+def unavailable(src: Any, sim: Optional[Simulation]) -> Issue:
+    """The warning for sources that cannot run here: why, and that the verdict is the hand rules' alone."""
+    key = sim.builds[sim.order[0]].otc_path if sim is not None and sim.order else \
+        "actor_rollout_ref.actor.megatron.override_transformer_config"
+    return warning(key, tr("upstream: MindSpeed {release} was not run on this launch: {reasons}; the verdict "
+                           "is verl-mindspeed's rules for that release alone, none of it executed",
+                           release=src.release, reasons=joined(list(src.unrunnable))), UNAVAILABLE,
+                   tr("the releases run here are MindSpeed's branches on megatron-core {lines} (2.1.0 to 26.1.0, "
+                      "core_r0.16.0, master)", lines=", ".join(LINES.values())))

@@ -39,16 +39,20 @@ class Sources:
 
     mindspeed: Path
     """The folder holding ``mindspeed/``."""
-    megatron: Path
-    """The folder holding ``megatron/training`` (Megatron-LM's, not in the megatron-core wheel)."""
+    megatron: Optional[Path]
+    """The folder holding ``megatron/training`` (Megatron-LM's, not in the megatron-core wheel); ``None`` for
+    sources that cannot run here."""
     release: str
     """A name for the MindSpeed release (the folder's or archive's name, or the installed version)."""
     line: str
-    """The megatron-core release the MindSpeed release imports (``0.12.1``, ``0.16.1``)."""
+    """The megatron-core release the MindSpeed release imports (``0.12.1``, ``0.16.1``; the line its name gives,
+    e.g. ``0.17``, for sources that cannot run here)."""
     line_from: str
     """How the line was decided: ``name``, ``option`` or ``default``."""
     digest: str
     """A digest of both sources (archive bytes, or every file's path, size and modification time)."""
+    unrunnable: tuple = ()
+    """Why no environment built here can run these sources (empty when one can): sentences for the report."""
 
     @property
     def known_release(self) -> Optional[str]:
@@ -142,9 +146,28 @@ def line_of(name: str, asked: Optional[str]) -> tuple[str, str]:
                                  choices=", ".join(LINES.values())))
         return LINES[major_minor], "option"
     found = _LINE_IN_NAME.search(name)
-    if found and found.group(1) in LINES:
-        return LINES[found.group(1)], "name"
+    if found:  # a line with no environment here (0.17, 0.18) is returned as named: such sources cannot run
+        return LINES.get(found.group(1), found.group(1)), "name"
     return DEFAULT_LINE, "default"
+
+
+_ADAPTOR_IMPORT = re.compile(r"^\s*(?:import|from)\s+megatron_adaptor\b", re.M)
+
+
+def unrunnable(mindspeed: Path, release: str, line: str) -> tuple:
+    """Why MindSpeed at ``mindspeed`` cannot run in an environment built here (empty when it can), read from
+    the sources themselves: the three-layer branches (core_r0.17.0, core_r0.18.0) import MegatronAdaptor's
+    ``megatron_adaptor`` first thing, a package published on no package index, and run on megatron-core lines
+    for which no environment is built here."""
+    reasons = []
+    init = mindspeed / "mindspeed" / "__init__.py"
+    if init.is_file() and _ADAPTOR_IMPORT.search(init.read_text(errors="replace")):
+        reasons.append(tr("MindSpeed {release} imports megatron_adaptor first thing (mindspeed/__init__.py), the "
+                          "package of MegatronAdaptor, which no package index publishes", release=release))
+    if line not in LINES.values():
+        reasons.append(tr("it runs on megatron-core {line}, and the environments built here are megatron-core "
+                          "{lines}", line=line, lines=", ".join(LINES.values())))
+    return tuple(reasons)
 
 
 def _digest(path: Path) -> str:
@@ -186,6 +209,9 @@ def locate(mindspeed_src: Optional[str] = None, megatron_src: Optional[str] = No
                                  "folder or release archive"))
         mindspeed, release = found, _installed_version() or found.name
     line, line_from = line_of(release, megatron_core)
+    blocked = unrunnable(mindspeed, release, line)
+    if blocked:  # what cannot run needs no Megatron-LM sources: the report says why it did not run
+        return Sources(mindspeed, None, release, line, line_from, _digest(mindspeed / "mindspeed"), blocked)
     given = megatron_src or _megatron_beside(mindspeed_src, line)
     if given:
         megatron = folder_of(given, "megatron/training", "--megatron-src")
