@@ -18,10 +18,11 @@ prediction (``verl_mindspeed`` is never imported here):
   model                             verl's converter ``hf_to_mcore_config`` (``models/mcore/config_converter``)
                                     executed on the HF ``config.json``; megatron's ``mpu`` getters answer the
                                     engine's sizes; the constructor is intercepted to take its kwargs
-  Megatron-Bridge provider extras   :data:`PROVIDER_EXTRAS`, read from Megatron-Bridge's model bridges: still
-                                    written here because the MindSpeed environments cannot import Megatron-
-                                    Bridge on 0.12.1; each value equals the executed Megatron-Bridge 0.3.1
-                                    provider on 0.16.1 (test_bridge_executed.py, 6 models)
+  Megatron-Bridge provider         the values Megatron-Bridge 0.3.1's provider holds on megatron-core 0.16.1 for
+                                    :data:`PROVIDER_KEYS`, executed (``upstream._bridge_layer``, one run for every
+                                    fixture model, :func:`provider_values`): the MindSpeed environments cannot import
+                                    Megatron-Bridge themselves, so the provider runs beside them and its values are
+                                    handed over; nothing here is hand-written
   verl's provider overrides         verl's real ``MegatronEngine._build_tf_config`` (Megatron-Bridge branch,
                                     verl 0.9.1's default) run with a stand-in ``AutoBridge`` that records
                                     ``apply_overrides_and_finalize(overrides=...)``: parallel sizes,
@@ -56,15 +57,13 @@ ROLE_SECTIONS = {
 #: Build order of the engines in one colocated worker process (verl 0.8+).
 BUILD_ORDER = ("critic", "ref", "actor")
 
-#: What Megatron-Bridge's model bridges set on the provider beyond verl's converter, per model family.
-#: ``qwen3_bridge.py`` / ``qwen2_bridge.py`` / ``qwen3_moe_bridge.py`` / ``deepseek/common.py``
-#: (NVIDIA-NeMo/Megatron-Bridge): every provider carries ``position_embedding_type="rope"``; the MoE
-#: bridges (Qwen3-MoE, DeepSeek-V3) also set ``moe_permute_fusion=True``. Every provider also carries
-#: ``seq_length`` (:func:`provider_seq_length`).
-PROVIDER_EXTRAS = {
-    "dense": {"position_embedding_type": "rope"},
-    "moe": {"position_embedding_type": "rope", "moe_permute_fusion": True},
-}
+#: The provider values the oracle takes from the executed Megatron-Bridge provider, where verl's converter may say
+#: otherwise: the rope, the fusions MindSpeed's fused kernels hang on, the softmax precision and the sequence length.
+PROVIDER_KEYS = ("position_embedding_type", "seq_length", "moe_permute_fusion", "bias_activation_fusion",
+                 "bias_dropout_fusion", "persist_layer_norm", "masked_softmax_fusion", "apply_rope_fusion",
+                 "attention_softmax_in_fp32", "gradient_accumulation_fusion", "moe_grouped_gemm")
+#: The megatron-core line whose environment runs the provider, and the bridge there (``_bridge_layer.LAYERS``).
+PROVIDER_LINE = "0.16.1"
 
 
 class Captured(Exception):
@@ -156,31 +155,26 @@ def hf_config(model_dir: str):
     return AutoConfig.from_pretrained(model_dir)
 
 
-def provider_seq_length(model_dir: str) -> int:
-    """``GPTModelProvider.seq_length``: what the model's bridge fixes in its ``provider_bridge`` (read from
-    Megatron-Bridge v0.5.1's own sources, :func:`bridge_fixed_seq_lengths`), else the HF
-    ``max_position_embeddings`` (``models/conversion/model_bridge.py`` maps one to the other), else the field's
-    default 1024 (``models/gpt_provider.py``)."""
-    config = hf_config(model_dir)
-    fixed = bridge_fixed_seq_lengths().get((getattr(config, "architectures", None) or [""])[0])
-    return fixed or getattr(config, "max_position_embeddings", None) or 1024
-
-
 @lru_cache(maxsize=None)
-def bridge_fixed_seq_lengths() -> dict[str, int]:
-    """HF architecture -> the ``provider.seq_length = N`` its Megatron-Bridge bridge module sets, from the
-    v0.5.1 sources in the upstream folder (``megatron/bridge/models/**/*_bridge.py``)."""
-    import re
+def _executed_providers(model_dirs: tuple[str, ...]) -> dict[str, dict]:
+    from verl_mindspeed.upstream import _bridge_layer  # the harness that runs the bridge, not the prediction
 
-    root = sources.source(sources.BRIDGE) / "megatron" / "bridge" / "models"
+    requests = [{"model_dir": d, "overrides": {}, "keys": PROVIDER_KEYS} for d in model_dirs]
+    found = _bridge_layer.providers(PROVIDER_LINE, requests)
     out = {}
-    for path in root.rglob("*_bridge.py"):
-        text = path.read_text(encoding="utf-8")
-        fixed = re.search(r"provider\.seq_length\s*=\s*(\d+)", text)
-        if fixed:
-            for arch in re.findall(r"register_bridge\(\s*source=\"(\w+)\"", text):
-                out[arch] = int(fixed.group(1))
+    for d, run in zip(model_dirs, found):
+        if run["error"] is not None:
+            raise RuntimeError(f"Megatron-Bridge's provider failed for {d}: {run['error']}")
+        out[d] = {k: v for k, v in run["values"].items() if v != "<absent>"}
     return out
+
+
+def provider_values(model_dir: str) -> dict:
+    """What the executed Megatron-Bridge provider holds for :data:`PROVIDER_KEYS` before verl's overrides, for this
+    HF model folder (every fixture model is run at the first call, in one process)."""
+    models = tuple(str(p) for p in fixture_models().values())
+    key = models if model_dir in models else (model_dir,)
+    return dict(_executed_providers(key)[model_dir])
 
 
 def model_family(model_dir: str) -> str:
@@ -415,8 +409,7 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict, validates: bo
 
                 kwargs.update(mapping_string_to_attn_backend(dict(engine.override_transformer_config or {})))
             else:
-                kwargs.update(PROVIDER_EXTRAS[model_family(model_dir)])
-                kwargs["seq_length"] = provider_seq_length(model_dir)
+                kwargs.update(provider_values(model_dir))
                 kwargs.update(provider_overrides(model_dir, engine))
             out.steps.append({"op": "build", "role": role, "cls": cls, "kwargs": encode(kwargs)})
     out.switches = sorted(switches)
