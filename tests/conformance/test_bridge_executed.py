@@ -67,16 +67,31 @@ def test_the_provider_values_the_project_reads_are_the_executed_ones(executed, m
 
 
 @pytest.mark.parametrize("model", FIXTURES)
-def test_the_oracle_s_provider_values_are_the_executed_ones(executed, model):
-    """The oracle's MindSpeed environments are on megatron-core 0.12.1 and 0.16.1 without Megatron-Bridge, so it
-    still writes the provider's own values (verl_side.PROVIDER_EXTRAS, provider_seq_length): each is the value the
-    executed provider holds."""
+def test_the_oracle_builds_on_the_executed_provider_then_verl_s_overrides(executed, model):
+    """The oracle's config for the Megatron-Bridge path is verl's converter, the executed provider's values over it
+    (verl_side.provider_values, nothing hand-written), then verl's overrides: a provider value the overrides leave
+    alone reaches MindSpeed as the provider holds it, even where the converter says otherwise."""
     import verl_side
+    from omegaconf import OmegaConf
+    from verl.utils.config import omega_conf_to_dataclass
 
-    values = executed[(model, 0)]["values"]
-    for key, value in verl_side.PROVIDER_EXTRAS[verl_side.model_family(str(MODELS / model))].items():
-        assert values[key] == value, (key, values[key], value)
-    assert values["seq_length"] == verl_side.provider_seq_length(str(MODELS / model))
+    model_dir = str(MODELS / model)
+    run = executed[(model, 0)]["values"]
+    engine = omega_conf_to_dataclass(OmegaConf.create({
+        "_target_": "verl.workers.config.McoreEngineConfig", "tensor_model_parallel_size": 1,
+        "override_transformer_config": {}}))
+    _, converter = verl_side.converter_view(model_dir, engine)
+    overrides = verl_side.provider_overrides(model_dir, engine)
+    held = verl_side.provider_values(model_dir)
+    assert set(held) <= set(verl_side.PROVIDER_KEYS) and "seq_length" in held
+    for key, value in held.items():
+        assert run.get(key, value) == value, (key, run.get(key), value)  # the probe's own run, same provider
+    built = {**converter, **held, **overrides}
+    assert built["seq_length"] == run["seq_length"]
+    assert built["position_embedding_type"] == "rope"
+    differs = {k for k in held if k in converter and converter[k] != held[k] and k not in overrides}
+    for key in differs:
+        assert built[key] == held[key] != converter[key]
 
 
 @pytest.mark.parametrize("model", FIXTURES)
@@ -139,3 +154,64 @@ def test_fused_swiglu_on_mbridge_is_said_inert_exactly_where_the_executed_config
                       release="26.1.0_core_r0.12.1", model=spec, injected=False, stack=STACK_12)
     warned = any(i.rule == "fused-swiglu-inert" for i in res.warnings)
     assert warned is (executed_mbridge[model]["values"]["bias_activation_fusion"] is False)
+
+
+# Megatron-Bridge 0.5.1 on megatron-core 0.18.2 (Python 3.12; the stack verl documents with MindSpeed core_r0.18.0):
+# its own environment (upstream._bridge_layer.BRIDGE_ONLY), built once. MindSpeed core_r0.18.0 itself does not run
+# here (it imports megatron_adaptor, which is not on the package index): nothing MindSpeed would add to the provider
+# is in these values, and no MindSpeed verdict comes from this run.
+STACK_18 = build_stack("0.9.1", "core_r0.18.0", GIVEN)
+LAYOUTS_18 = [({}, {}), ({"tensor_model_parallel_size": 2, "sequence_parallel": True}, {}),
+              ({}, {"not_a_provider_field": 1}), ({}, {"use_flash_attn": True})]
+
+
+@pytest.fixture(scope="module")
+def executed_18(upstream):
+    from verl_mindspeed.upstream import SourceError, _bridge_layer
+
+    try:
+        _bridge_layer.python_of_version(_bridge_layer.BRIDGE_ONLY["0.18.2"][0])
+    except SourceError as exc:
+        pytest.skip(f"Megatron-Bridge 0.5.1 needs Python 3.12: {exc}")
+    requests = [{"model_dir": str(MODELS / m), "overrides": verl_overrides(meg, otc), "keys": KEYS}
+                for m in FIXTURES for meg, otc in LAYOUTS_18]
+    found = iter(_bridge_layer.providers("0.18.2", requests, progress=print))
+    return {(m, i): next(found) for m in FIXTURES for i in range(len(LAYOUTS_18))}
+
+
+@pytest.mark.parametrize("model", FIXTURES)
+def test_megatron_bridge_0_5_provider_values_are_the_ones_the_project_reads(executed_18, model):
+    spec, _ = load_model_spec(MODELS / model)
+    run = executed_18[(model, 0)]
+    assert run["error"] is None, run
+    values = run["values"]
+    assert STACK_18.megatron_bridge == "0.5.1" and STACK_18.megatron_core == "0.18.2"
+    assert values["bias_activation_fusion"] is _provider_value(STACK_18, spec, "bias_activation_fusion")[0]
+    view = bridge_view({"use_mbridge": True, "vanilla_mbridge": False, "tensor_model_parallel_size": 1}, {}, spec)
+    for key in ("seq_length", "position_embedding_type", "moe_token_dispatcher_type", "sequence_parallel"):
+        assert values[key] == view[key], (key, values[key], view[key])
+    sp = executed_18[(model, 1)]
+    assert sp["error"] is None and sp["values"]["sequence_parallel"] is True
+
+
+@pytest.mark.parametrize("model", FIXTURES)
+def test_megatron_bridge_0_5_refuses_an_unknown_override_at_the_line_the_rule_cites(executed_18, model):
+    """From 0.5.0 ``apply_overrides_and_finalize`` raises AttributeError on an override the provider lacks; a
+    MindSpeed key is refused too unless megatron_adaptor's release patches the provider (never run here)."""
+    from verl_mindspeed.rules.stack import _MB_REFUSES
+
+    assert STACK_18.bridge_refuses_unknown()
+    for layout in (2, 3):
+        error = executed_18[(model, layout)]["error"]
+        assert error is not None and error["type"] == "AttributeError", error
+        assert error["file"].split("megatron/bridge/")[-1] in _MB_REFUSES and f"line {error['line']}" in _MB_REFUSES, (error, _MB_REFUSES)
+
+
+@pytest.mark.parametrize("model", FIXTURES)
+def test_fused_swiglu_on_megatron_bridge_0_5_is_said_inert_exactly_where_the_executed_provider_leaves_it_off(
+        resolve_cfg, executed_18, model):
+    spec, _ = load_model_spec(MODELS / model)
+    res = resolve_cfg({"actor_rollout_ref.actor.megatron.override_transformer_config.use_fused_swiglu": True},
+                      release="core_r0.18.0", model=spec, injected=False, stack=STACK_18)
+    warned = any(i.rule == "fused-swiglu-inert" for i in res.warnings)
+    assert warned is (executed_18[(model, 0)]["values"]["bias_activation_fusion"] is False)

@@ -19,14 +19,16 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
             "unchanged; your own environment is never touched. Prints each line's python.",
             path=upstream.envs_dir()), lang))
     p.add_argument("lines", nargs="*", metavar="LINE", help=render(tr(
-        "megatron-core lines to prepare ({choices}; default: all)", choices=", ".join(upstream.LINES.values())), lang))
+        "megatron-core lines to prepare ({choices}; default: the MindSpeed lines; {bridge_only}: Megatron-Bridge's "
+        "Python 3.12 environment, about 7 GB)", choices=", ".join([*upstream.LINES.values(), *upstream.BRIDGE_ONLY]),
+        bridge_only=", ".join(upstream.BRIDGE_ONLY)), lang))
     add_common(p, lang)
     p.set_defaults(run=run)
     return p
 
 
 def run(ns: argparse.Namespace) -> int:
-    known = list(upstream.LINES.values())
+    known = [*upstream.LINES.values(), *upstream.BRIDGE_ONLY]
     for line in ns.lines:
         if line not in known:
             raise UsageError(tr("unknown megatron-core line {line!r}; choose from {choices}", line=line,
@@ -35,6 +37,6 @@ def run(ns: argparse.Namespace) -> int:
     def progress(text) -> None:
         print(f"verl-mindspeed: {render(text, ns.lang)}", file=sys.stderr, flush=True)
 
-    for line in ns.lines or known:
+    for line in ns.lines or upstream.LINES.values():
         print(f"{line} {upstream.prepare(line, progress)}")
     return 0

@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..i18n import default_lang, render, tr
-from ._bridge_layer import LAYERS, ensure_layer, providers
+from ._bridge_layer import BRIDGE_ONLY, LAYERS, ensure_layer, providers
 from ._case import case_of, model_kwargs
 from ._env import ensure, envs_dir, python_for, ready, requirements
 from ._findings import HARNESS, RULE, UNAVAILABLE, findings, unavailable
 from ._pool import Pool, Worker, WorkerError
 from ._sources import LINES, SourceError, Sources, cache_root, extract, locate
 
-__all__ = ["HARNESS", "LAYERS", "LINES", "Pool", "RULE", "SourceError", "Sources", "UNAVAILABLE", "Worker",
+__all__ = ["BRIDGE_ONLY", "HARNESS", "LAYERS", "LINES", "Pool", "RULE", "SourceError", "Sources", "UNAVAILABLE", "Worker",
            "WorkerError", "cache_root", "case_of", "ensure", "ensure_layer", "envs_dir", "extract", "judge", "locate",
            "model_kwargs", "prepare", "providers", "python_for", "ready", "requirements"]
 
@@ -40,7 +40,10 @@ def _stderr(text: Any) -> None:
 
 def prepare(line: str, progress: Callable[[Any], None] = _stderr) -> Path:
     """Build (once) the environment for a megatron-core line, and the Megatron-Bridge layer beside it where a
-    release imports with that line; its python."""
+    release imports with that line; its python. A bridge-only line (:data:`BRIDGE_ONLY`) is the bridge's own
+    environment."""
+    if line in BRIDGE_ONLY:
+        return ensure_layer(line, progress) / "bin" / "python"
     python = ensure(line, progress)
     if line in LAYERS:
         ensure_layer(line, progress)

@@ -36,6 +36,9 @@ class _Stand(metaclass=_Meta):
     def __init__(self, *args, **kwargs):
         pass
 
+    def __call__(self, *args, **kwargs):  # a stand-in decorator (``@triton.jit(...)``) leaves the function as it is
+        return args[0] if len(args) == 1 and callable(args[0]) else self
+
 
 def _stand_in(name: str) -> types.ModuleType:
     module = types.ModuleType(name)
@@ -55,11 +58,16 @@ def _import_auto_bridge(kind: str):
     import megatron.core.transformer.transformer_config  # noqa: F401
     import transformers.utils.import_utils  # noqa: F401  transformers decides its optional packages first
 
-    stands = {name: _stand_in(name) for name in ("transformer_engine", "transformer_engine.pytorch", "triton",
-                                                 "triton.language")}
+    import importlib.util
+
+    # triton only where it is absent (the CPU torch); the CUDA torch of the Python 3.12 layer brings the real one
+    names = ("transformer_engine", "transformer_engine.pytorch",
+             *(() if importlib.util.find_spec("triton") else ("triton", "triton.language")))
+    stands = {name: _stand_in(name) for name in names}
     stands["transformer_engine"].pytorch = stands["transformer_engine.pytorch"]
     stands["transformer_engine"].__version__ = "0.0.0"  # asked by megatron-core's TE extension module on import
-    stands["triton"].language = stands["triton.language"]
+    if "triton" in stands:
+        stands["triton"].language = stands["triton.language"]
     import megatron.core.utils as utils
 
     cached = getattr(utils, "_te_version", None)
