@@ -40,28 +40,42 @@ def verl_overrides(megatron: dict, otc: dict) -> dict:
     return out
 
 
-@pytest.fixture(scope="module")
-def executed(upstream):
+#: The layouts each Megatron-Bridge provider is run at: verl's defaults, TP 2 with SP, an override it lacks.
+LAYOUTS = [({}, {}), ({"tensor_model_parallel_size": 2, "sequence_parallel": True}, {}),
+           ({}, {"not_a_provider_field": 1})]
+
+
+def run_layouts(line: str, layouts: list, **kw) -> dict:
+    """Megatron-Bridge's provider on ``line`` for every fixture model at every layout: ``{(model, layout): run}``."""
     from verl_mindspeed.upstream import _bridge_layer
 
-    layouts = [({}, {}), ({"tensor_model_parallel_size": 2, "sequence_parallel": True}, {}),
-               ({}, {"not_a_provider_field": 1})]
-    requests = [{"model_dir": str(MODELS / m), "overrides": verl_overrides(meg, otc), "keys": KEYS, "layout": i}
-                for m in FIXTURES for i, (meg, otc) in enumerate(layouts)]
-    found = _bridge_layer.providers("0.16.1", requests)
-    return {(m, i): out for (m, i), out in zip(((m, i) for m in FIXTURES for i in range(len(layouts))), found)}
+    requests = [{"model_dir": str(MODELS / m), "overrides": verl_overrides(meg, otc), "keys": KEYS}
+                for m in FIXTURES for meg, otc in layouts]
+    found = iter(_bridge_layer.providers(line, requests, **kw))
+    return {(m, i): next(found) for m in FIXTURES for i in range(len(layouts))}
+
+
+def assert_provider_values(run: dict, stack, spec) -> tuple[dict, dict]:
+    """The executed provider at verl's defaults holds what the project reads on ``stack``: the fusion from the
+    stack's facts, the rest from the bridge view."""
+    assert run["error"] is None, run
+    values = run["values"]
+    assert values["bias_activation_fusion"] is _provider_value(stack, spec, "bias_activation_fusion")[0]
+    view = bridge_view({"use_mbridge": True, "vanilla_mbridge": False, "tensor_model_parallel_size": 1}, {}, spec)
+    for key in ("seq_length", "position_embedding_type", "moe_token_dispatcher_type", "sequence_parallel"):
+        assert values[key] == view[key], (key, values[key], view[key])
+    return values, view
+
+
+@pytest.fixture(scope="module")
+def executed(upstream):
+    return run_layouts("0.16.1", LAYOUTS)
 
 
 @pytest.mark.parametrize("model", FIXTURES)
 def test_the_provider_values_the_project_reads_are_the_executed_ones(executed, model):
     spec, _ = load_model_spec(MODELS / model)
-    run = executed[(model, 0)]
-    assert run["error"] is None, run
-    values = run["values"]
-    assert values["bias_activation_fusion"] is _provider_value(STACK, spec, "bias_activation_fusion")[0]
-    view = bridge_view({"use_mbridge": True, "vanilla_mbridge": False, "tensor_model_parallel_size": 1}, {}, spec)
-    for key in ("seq_length", "position_embedding_type", "moe_token_dispatcher_type", "sequence_parallel"):
-        assert values[key] == view[key], (key, values[key], view[key])
+    values, view = assert_provider_values(executed[(model, 0)], STACK, spec)
     if spec.is_moe:
         assert values["moe_grouped_gemm"] is view["moe_grouped_gemm"] is True
 
@@ -161,8 +175,7 @@ def test_fused_swiglu_on_mbridge_is_said_inert_exactly_where_the_executed_config
 # here (it imports megatron_adaptor, which is not on the package index): nothing MindSpeed would add to the provider
 # is in these values, and no MindSpeed verdict comes from this run.
 STACK_18 = build_stack("0.9.1", "core_r0.18.0", GIVEN)
-LAYOUTS_18 = [({}, {}), ({"tensor_model_parallel_size": 2, "sequence_parallel": True}, {}),
-              ({}, {"not_a_provider_field": 1}), ({}, {"use_flash_attn": True})]
+LAYOUTS_18 = [*LAYOUTS, ({}, {"use_flash_attn": True})]
 
 
 @pytest.fixture(scope="module")
@@ -173,23 +186,14 @@ def executed_18(upstream):
         _bridge_layer.python_of_version(_bridge_layer.BRIDGE_ONLY["0.18.2"][0])
     except SourceError as exc:
         pytest.skip(f"Megatron-Bridge 0.5.1 needs Python 3.12: {exc}")
-    requests = [{"model_dir": str(MODELS / m), "overrides": verl_overrides(meg, otc), "keys": KEYS}
-                for m in FIXTURES for meg, otc in LAYOUTS_18]
-    found = iter(_bridge_layer.providers("0.18.2", requests, progress=print))
-    return {(m, i): next(found) for m in FIXTURES for i in range(len(LAYOUTS_18))}
+    return run_layouts("0.18.2", LAYOUTS_18, progress=print)
 
 
 @pytest.mark.parametrize("model", FIXTURES)
 def test_megatron_bridge_0_5_provider_values_are_the_ones_the_project_reads(executed_18, model):
     spec, _ = load_model_spec(MODELS / model)
-    run = executed_18[(model, 0)]
-    assert run["error"] is None, run
-    values = run["values"]
     assert STACK_18.megatron_bridge == "0.5.1" and STACK_18.megatron_core == "0.18.2"
-    assert values["bias_activation_fusion"] is _provider_value(STACK_18, spec, "bias_activation_fusion")[0]
-    view = bridge_view({"use_mbridge": True, "vanilla_mbridge": False, "tensor_model_parallel_size": 1}, {}, spec)
-    for key in ("seq_length", "position_embedding_type", "moe_token_dispatcher_type", "sequence_parallel"):
-        assert values[key] == view[key], (key, values[key], view[key])
+    assert_provider_values(executed_18[(model, 0)], STACK_18, spec)
     sp = executed_18[(model, 1)]
     assert sp["error"] is None and sp["values"]["sequence_parallel"] is True
 
@@ -204,7 +208,8 @@ def test_megatron_bridge_0_5_refuses_an_unknown_override_at_the_line_the_rule_ci
     for layout in (2, 3):
         error = executed_18[(model, layout)]["error"]
         assert error is not None and error["type"] == "AttributeError", error
-        assert error["file"].split("megatron/bridge/")[-1] in _MB_REFUSES and f"line {error['line']}" in _MB_REFUSES, (error, _MB_REFUSES)
+        where = error["file"].split("megatron/bridge/")[-1]
+        assert where in _MB_REFUSES and f"line {error['line']}" in _MB_REFUSES, (error, _MB_REFUSES)
 
 
 @pytest.mark.parametrize("model", FIXTURES)

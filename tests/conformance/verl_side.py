@@ -1,7 +1,8 @@
 """What verl 0.9.1 hands MindSpeed and megatron-core for a composed launch config: the oracle's input.
 
 Runs in the project's venv (verl, transformers, megatron-core 0.12.1), independently of the project's own
-prediction (``verl_mindspeed`` is never imported here):
+prediction (of ``verl_mindspeed`` only the harness that runs Megatron-Bridge, ``upstream._bridge_layer``, is
+imported here; its rules, resolver and simulation never are):
 
 - roles and their order: verl's ``need_critic`` / ``need_reference_policy``; engines are built critic,
   then ref, then actor, each in the same process per device (``verl/workers/engine_workers.py``);
@@ -44,8 +45,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
-
-import sources
 
 from helpers import deep_copy, interpolations_parsed_once
 
@@ -172,15 +171,9 @@ def _executed_providers(model_dirs: tuple[str, ...]) -> dict[str, dict]:
 def provider_values(model_dir: str) -> dict:
     """What the executed Megatron-Bridge provider holds for :data:`PROVIDER_KEYS` before verl's overrides, for this
     HF model folder (every fixture model is run at the first call, in one process)."""
-    models = tuple(str(p) for p in fixture_models().values())
+    models = _fixture_dirs()
     key = models if model_dir in models else (model_dir,)
     return dict(_executed_providers(key)[model_dir])
-
-
-def model_family(model_dir: str) -> str:
-    cfg = hf_config(model_dir)
-    return "moe" if any(getattr(cfg, k, None) for k in ("num_experts", "n_routed_experts", "num_local_experts")) \
-        else "dense"
 
 
 def converter_view(model_dir: str, engine_config) -> tuple[str, dict]:
@@ -424,6 +417,11 @@ def _quiet():
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         yield
+
+
+@lru_cache(maxsize=None)
+def _fixture_dirs() -> tuple[str, ...]:
+    return tuple(str(p) for p in fixture_models().values())
 
 
 def fixture_models() -> dict[str, Path]:

@@ -27,9 +27,9 @@ from ._findings import HARNESS, RULE, UNAVAILABLE, findings, unavailable
 from ._pool import Pool, Worker, WorkerError
 from ._sources import LINES, SourceError, Sources, cache_root, extract, locate
 
-__all__ = ["BRIDGE_ONLY", "HARNESS", "LAYERS", "LINES", "Pool", "RULE", "SourceError", "Sources", "UNAVAILABLE", "Worker",
-           "WorkerError", "cache_root", "case_of", "ensure", "ensure_layer", "envs_dir", "extract", "judge", "locate",
-           "model_kwargs", "prepare", "providers", "python_for", "ready", "requirements"]
+__all__ = ["BRIDGE_ONLY", "HARNESS", "LAYERS", "LINES", "Pool", "RULE", "SourceError", "Sources", "UNAVAILABLE",
+           "Worker", "WorkerError", "cache_root", "case_of", "ensure", "ensure_layer", "envs_dir", "extract", "judge",
+           "locate", "model_kwargs", "prepare", "providers", "python_for", "ready", "requirements"]
 
 _POOL: Optional[Pool] = None
 

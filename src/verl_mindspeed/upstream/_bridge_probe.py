@@ -18,6 +18,7 @@ that the provider never runs). No value printed comes from a stand-in: the provi
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import traceback
@@ -57,8 +58,6 @@ def _import_auto_bridge(kind: str):
     import megatron.core.models.gpt.gpt_layer_specs  # noqa: F401  megatron-core decides its TE paths without TE
     import megatron.core.transformer.transformer_config  # noqa: F401
     import transformers.utils.import_utils  # noqa: F401  transformers decides its optional packages first
-
-    import importlib.util
 
     # triton only where it is absent (the CPU torch); the CUDA torch of the Python 3.12 layer brings the real one
     names = ("transformer_engine", "transformer_engine.pytorch",
