@@ -79,7 +79,7 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
     """
     from omegaconf.errors import OmegaConfBaseException
 
-    model, model_issues = load_model(cfg, model_config)
+    model, model_issues, model_path = load_model(cfg, model_config)
     stack, release_issues = choose_stack(release, cfg, tree, megatron_core=megatron_core, bridge=bridge)
     release = stack.mindspeed
     model_issues = [*release_issues, *model_issues]
@@ -92,7 +92,7 @@ def resolve_launch(cfg: Any, argv: list[str], tree: Optional[VerlTree], config_l
                       otc_defaults=tree.otc_defaults if tree else None)
     except OmegaConfBaseException as exc:  # a value the checks need does not resolve: that is the error to report
         res = Resolution([_unresolved(exc)], {}, release, era=era, injected=injected, stack=stack)
-    res.model = model
+    res.model, res.model_dir = model, model_path
     res.issues = review([*issues, *model_issues, *res.issues], cfg, argv, tree, locations)
     res.versions.update({"verl": tree.version if tree else "not found", "verl_config": config_label,
                          "verl_mindspeed": __version__, "transformer_config": universe.transformer_config_fields()[1]})
@@ -179,8 +179,9 @@ def preset_settings(overrides: Sequence[Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
-    """The model spec for model-aware checks (from --model-config or a local model path) and a note on it.
+def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue], Optional[str]]:
+    """The model spec for model-aware checks (from --model-config or a local model path), a note on it, and the
+    path it was read from (``check --upstream`` runs the model bridge on it).
 
     A ``--model-config`` that cannot be read or holds nonsense is an error on ``--model-config``;
     a model path that does not exist here, or an architecture this library does not map, is a note.
@@ -193,9 +194,9 @@ def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
         path = explicit or OmegaConf.select(cfg, "actor_rollout_ref.model.path", default=None)
     except OmegaConfBaseException as exc:
         return None, [issue("note", key, tr("model-aware checks skipped: the model path does not resolve ({error})",
-                                            error=str(exc).splitlines()[0]), "model")]
+                                            error=str(exc).splitlines()[0]), "model")], None
     if not isinstance(path, str) or not path:
-        return None, []
+        return None, [], None
     from .model import load_model_spec
     from .model.hf import SUPPORTED_ARCHITECTURES, local_model_dir
 
@@ -205,17 +206,17 @@ def load_model(cfg: Any, explicit: Optional[str]) -> tuple[Any, list[Issue]]:
             shown = str(Path(path).expanduser()) if path.startswith("~") else path
             return None, [issue("note", key, tr("model-aware checks skipped: the model path {path} does not exist on "
                                                 "this machine, nor in the Hugging Face cache (give its config.json "
-                                                "with --model-config)", path=shown), "model")]
+                                                "with --model-config)", path=shown), "model")], None
         path = found
 
     spec, note = load_model_spec(path)
     problem = _spec_problem(spec) if spec is not None else note
     if problem is None:
         return spec, [issue("note", key, tr("model-aware checks use {architecture} from {path}",
-                                            architecture=spec.architecture, path=path), "model")]
+                                            architecture=spec.architecture, path=path), "model")], path
     arch = _architecture(path)
     severity = "error" if explicit and (arch is None or arch in SUPPORTED_ARCHITECTURES) else "note"
-    return None, [issue(severity, key, tr("model-aware checks skipped: {reason}", reason=problem), "model")]
+    return None, [issue(severity, key, tr("model-aware checks skipped: {reason}", reason=problem), "model")], None
 
 
 def _unresolved(exc: Exception) -> Issue:

@@ -400,7 +400,11 @@ class Judge:
         from verl_mindspeed import upstream
 
         t = time.perf_counter()
-        batches = {r: [upstream.case_of(p[r].simulation, p[r].model) for p in projects
+        quiet = lambda text: None  # noqa: E731
+        models = [str(d) for d in verl_side.fixture_models().values()]
+        for line in {oracle_pool.release_sources(r).line for r in self.releases}:
+            upstream.warm(line, models, quiet)  # every fixture model through the line's bridge, one process
+        batches = {r: [upstream.launch_case(p[r], oracle_pool.release_sources(r).line, quiet)[0] for p in projects
                        if p[r].simulation is not None and p[r].simulation.order] for r in self.releases}
         self.pool.run_many(batches)
         for row, res in zip(rows, (p[r] for p in projects for r in self.releases)):

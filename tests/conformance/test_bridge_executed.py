@@ -12,6 +12,7 @@ from verl_mindspeed.model import load_model_spec
 from verl_mindspeed.rules.stack import _provider_value
 from verl_mindspeed.simulate import bridge_view
 from verl_mindspeed.stack import GIVEN, build_stack
+from verl_mindspeed.upstream._provider import provider_overrides
 
 pytestmark = pytest.mark.conformance
 
@@ -24,22 +25,6 @@ KEYS = ("bias_activation_fusion", "seq_length", "position_embedding_type", "moe_
         "moe_permute_fusion")
 
 
-def verl_overrides(megatron: dict, otc: dict) -> dict:
-    """``provider_overrides`` as verl 0.9.1 builds them (verl/workers/engine/megatron/transformer_impl.py lines
-    354-372): the engine's sizes, its sequence_parallel (McoreEngineConfig turns it off at TP 1,
-    verl/workers/config/engine.py line 236), verl's fixed values, then the role's dict over them."""
-    vpp = megatron.get("virtual_pipeline_model_parallel_size")
-    out = {name: megatron.get(name, default) for name, default in (
-        ("tensor_model_parallel_size", 1), ("pipeline_model_parallel_size", 1), ("expert_model_parallel_size", 1),
-        ("expert_tensor_parallel_size", None), ("context_parallel_size", 1))}
-    out["sequence_parallel"] = bool(megatron.get("sequence_parallel", True)) and out["tensor_model_parallel_size"] > 1
-    out.update({"virtual_pipeline_model_parallel_size": vpp, "overlap_p2p_comm": vpp is not None and vpp > 1,
-                "batch_p2p_comm": False, "variable_seq_lengths": True, "attention_backend": "flash",
-                "moe_token_dispatcher_type": "alltoall", "moe_router_load_balancing_type": "none"})
-    out.update(otc)
-    return out
-
-
 #: The layouts each Megatron-Bridge provider is run at: verl's defaults, TP 2 with SP, an override it lacks.
 LAYOUTS = [({}, {}), ({"tensor_model_parallel_size": 2, "sequence_parallel": True}, {}),
            ({}, {"not_a_provider_field": 1})]
@@ -49,7 +34,7 @@ def run_layouts(line: str, layouts: list, **kw) -> dict:
     """Megatron-Bridge's provider on ``line`` for every fixture model at every layout: ``{(model, layout): run}``."""
     from verl_mindspeed.upstream import _bridge_layer
 
-    requests = [{"model_dir": str(MODELS / m), "overrides": verl_overrides(meg, otc), "keys": KEYS}
+    requests = [{"model_dir": str(MODELS / m), "overrides": provider_overrides(meg, otc), "keys": KEYS}
                 for m in FIXTURES for meg, otc in layouts]
     found = iter(_bridge_layer.providers(line, requests, **kw))
     return {(m, i): next(found) for m in FIXTURES for i in range(len(layouts))}
@@ -106,6 +91,33 @@ def test_the_oracle_builds_on_the_executed_provider_then_verl_s_overrides(execut
     differs = {k for k in held if k in converter and converter[k] != held[k] and k not in overrides}
     for key in differs:
         assert built[key] == held[key] != converter[key]
+
+
+ENGINES = [({"tensor_model_parallel_size": 1}, {}),
+           ({"tensor_model_parallel_size": 2, "sequence_parallel": True}, {"recompute_granularity": "full"}),
+           ({"tensor_model_parallel_size": 4, "sequence_parallel": False, "pipeline_model_parallel_size": 2,
+             "virtual_pipeline_model_parallel_size": 2}, {"sequence_parallel": True}),
+           ({"expert_model_parallel_size": 8, "expert_tensor_parallel_size": 1, "context_parallel_size": 2},
+            {"moe_token_dispatcher_type": "allgather", "use_flash_attn": True})]
+
+
+@pytest.mark.parametrize("megatron, otc", ENGINES)
+def test_the_overrides_check_upstream_hands_the_provider_are_the_ones_verl_s_build_hands_it(megatron, otc):
+    """``provider_overrides`` (what ``check --upstream`` drives Megatron-Bridge with) equals what verl 0.9.1's real
+    ``_build_tf_config`` passes to ``apply_overrides_and_finalize`` for the same engine config."""
+    import verl_side
+    from omegaconf import OmegaConf
+    from verl.utils.config import omega_conf_to_dataclass
+
+    engine = omega_conf_to_dataclass(OmegaConf.create({
+        "_target_": "verl.workers.config.McoreEngineConfig", **megatron, "override_transformer_config": otc}))
+    real = verl_side.provider_overrides(str(MODELS / "Qwen3-8B"), engine)
+    real = {k: getattr(v, "name", v) for k, v in real.items()}  # the AttnBackend enum, as the probe takes it
+    full = {k: getattr(engine, k) for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size",
+                                            "expert_model_parallel_size", "expert_tensor_parallel_size",
+                                            "context_parallel_size", "virtual_pipeline_model_parallel_size",
+                                            "sequence_parallel")}
+    assert provider_overrides(full, otc) == real
 
 
 @pytest.mark.parametrize("model", FIXTURES)

@@ -189,3 +189,69 @@ def test_a_three_layer_release_is_not_run_and_the_report_says_why(capsys, upstre
     code, out, _ = check(capsys, *args, "--upstream", "--mindspeed-src", given, "--megatron-core", "0.16.1")
     (said,) = [w for w in json.loads(out)["warnings"] if w["rule"] == "upstream-unavailable"]
     assert "megatron_adaptor" in said["message"] and "megatron-core 0.16" not in said["message"]
+
+
+MOE = str(ROOT / "tests" / "fixtures" / "models" / "Qwen3-30B-A3B")
+
+
+def test_the_megatron_bridge_provider_is_executed_and_the_mindspeed_build_takes_its_values(capsys, upstream):
+    """On core_r0.16.0 (megatron-core 0.16.1) the actor's config comes from Megatron-Bridge 0.3.1's provider, run for
+    the launch's model: Qwen3-MoE's provider leaves bias_activation_fusion off where verl's old converter sets it,
+    and the MindSpeed run builds the config with the provider's value."""
+    from verl_mindspeed.cli import main
+    from verl_mindspeed.model import load_model_spec
+    from verl_mindspeed.upstream import model_kwargs
+
+    main(["check", "--args-file", EXAMPLE, "--model-config", MOE, "--json", "--upstream", "--mindspeed-src",
+                 archive("core_r0.16.0"), f"~{OTC}.bias_activation_fusion"])
+    report = json.loads(capsys.readouterr().out)
+    bridge = report["upstream"]["bridge"]
+    assert bridge["line"] == "0.16.1" and bridge["package"] == "megatron-bridge 0.3.1"
+    _, converter = model_kwargs(load_model_spec(MOE)[0])
+    assert converter["bias_activation_fusion"] is True
+    assert bridge["values"]["actor"]["bias_activation_fusion"] is False
+    assert bridge["values"]["actor"]["position_embedding_type"] == "rope"
+    (said,) = [n for n in report["notes"] if n["rule"] == "upstream-bridge"]
+    assert "executed on megatron-core 0.16.1 for ref, actor" in said["message"]
+    assert any(w["rule"] == "fused-swiglu-inert" for w in report["warnings"])  # the rule the provider value feeds
+
+
+@pytest.fixture(scope="module")
+def bridge_18(upstream):
+    from verl_mindspeed.upstream import SourceError, _bridge_layer
+
+    try:
+        _bridge_layer.python_of_version(_bridge_layer.BRIDGE_ONLY["0.18.2"][0])
+    except SourceError as exc:
+        pytest.skip(f"Megatron-Bridge 0.5.1 needs Python 3.12: {exc}")
+    return _bridge_layer.ensure_layer("0.18.2", print)
+
+
+def test_on_core_r0_18_the_bridge_judges_the_overrides_and_mindspeed_s_keys_are_held_back(capsys, upstream,
+                                                                                       bridge_18):
+    """MindSpeed core_r0.18.0 cannot run; Megatron-Bridge 0.5.1 on megatron-core 0.18.2 can. Driven with verl 0.9.1's
+    overrides, it refuses a key that is neither a provider field nor MindSpeed's (AttributeError at the line
+    bridge-refuses-unknown cites); MindSpeed's own keys are not sent, and the note lists them."""
+    from verl_mindspeed.rules.stack import _MB_REFUSES
+
+    given = archive("core_r0.18.0")
+    if not Path(given).is_file():
+        pytest.skip(f"{given} is not in the upstream folder")
+    typo = f"+{OTC}.moe_router_topk_scalling=2.0"
+    code, out, _ = check(capsys, "--json", "--upstream", "--mindspeed-src", given, typo)
+    report = json.loads(out)
+    assert code == 1 and report["upstream"]["verdict"] == "not-run"
+    (refused,) = [e for e in report["errors"] if e["rule"] == "upstream-bridge"]  # the ref's inherited dict: once
+    assert "for ref, actor" in refused["message"]
+    (hand,) = [e for e in report["errors"] if e["rule"] == "bridge-refuses-unknown"]  # the hand rule agrees
+    assert hand["key"] == refused["key"] and hand["override"] == refused["override"]
+    assert refused["key"] == f"{OTC}.moe_router_topk_scalling" and "AttributeError" in refused["message"]
+    file, line = refused["source"].rsplit(":", 1)
+    assert file.split("megatron/bridge/")[-1] in _MB_REFUSES and f"line {line}" in _MB_REFUSES
+    (ran,) = [n for n in report["notes"] if n["rule"] == "upstream-bridge" and "ref, actor" in n["message"]]
+    assert "use_flash_attn" in ran["message"] and "use_ascend_mc2" in ran["message"]  # held back, never sent
+    # without the typo the same launch's overrides finalize on that stack
+    code, out, _ = check(capsys, "--json", "--upstream", "--mindspeed-src", given)
+    report = json.loads(out)
+    assert not [e for e in report["errors"] if e["rule"] == "upstream-bridge"]
+    assert any(n["rule"] == "upstream-bridge" and ": ok;" in n["message"] for n in report["notes"])

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from helpers import deep_copy, interpolations_parsed_once
+from verl_mindspeed.upstream._provider import PROVIDER_KEYS  # the values check --upstream executes too
 
 ROLE_SECTIONS = {
     "actor": "actor_rollout_ref.actor.megatron",
@@ -56,11 +57,6 @@ ROLE_SECTIONS = {
 #: Build order of the engines in one colocated worker process (verl 0.8+).
 BUILD_ORDER = ("critic", "ref", "actor")
 
-#: The provider values the oracle takes from the executed Megatron-Bridge provider, where verl's converter may say
-#: otherwise: the rope, the fusions MindSpeed's fused kernels hang on, the softmax precision and the sequence length.
-PROVIDER_KEYS = ("position_embedding_type", "seq_length", "moe_permute_fusion", "bias_activation_fusion",
-                 "bias_dropout_fusion", "persist_layer_norm", "masked_softmax_fusion", "apply_rope_fusion",
-                 "attention_softmax_in_fp32", "gradient_accumulation_fusion", "moe_grouped_gemm")
 #: The megatron-core line whose environment runs the provider, and the bridge there (``_bridge_layer.LAYERS``).
 PROVIDER_LINE = "0.16.1"
 

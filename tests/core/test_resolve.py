@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
@@ -12,6 +13,7 @@ from verl_mindspeed.resolver import inject, resolve
 
 M = "actor_rollout_ref.actor.megatron."
 O = M + "override_transformer_config."
+MODELS = Path(__file__).resolve().parents[1] / "fixtures" / "models"
 REF = "actor_rollout_ref.ref.megatron."
 
 
@@ -210,3 +212,18 @@ def test_a_switch_outside_the_guide_is_noted_unless_a_rule_covers_it(resolve_cfg
     res = resolve_cfg({O + switch: True}, injected=False, release="26.1.0_core_r0.12.1")
     notes = [i for i in res.notes if i.rule == "no-hand-rule" and i.key.endswith("." + switch)]
     assert bool(notes) is noted, res.notes
+
+
+def test_the_upstream_case_builds_on_the_executed_bridge_values_then_the_bridge_view_and_the_dict(resolve_cfg):
+    """A value the executed provider holds replaces the converter's; the role's dict still wins over it."""
+    from verl_mindspeed.model import load_model_spec
+    from verl_mindspeed.upstream import case_of, model_kwargs
+
+    spec, _ = load_model_spec(MODELS / "Qwen3-30B-A3B")
+    res = resolve_cfg({O + "masked_softmax_fusion": True}, injected=False, model=spec)
+    provider = {"actor": {"bias_activation_fusion": False, "masked_softmax_fusion": False}}
+    built = {s["role"]: s["kwargs"] for s in case_of(res.simulation, spec, provider)["steps"] if s["op"] == "build"}
+    assert model_kwargs(spec)[1]["bias_activation_fusion"] is True
+    assert built["actor"]["bias_activation_fusion"] is False
+    assert built["actor"]["masked_softmax_fusion"] is True  # the dict over the provider
+    assert all(kwargs["bias_activation_fusion"] is True for role, kwargs in built.items() if role != "actor")

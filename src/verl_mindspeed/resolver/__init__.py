@@ -24,7 +24,17 @@ from ..errors import ConfigError, Issue
 from ..i18n import tr
 from ..rules import RULES
 from ..rules._base import Context, warning
-from ..simulate import Build, RoleInput, Simulation, active_roles, read_role, simulate, world_size
+from ..simulate import (
+    MEGATRON_BRIDGE,
+    Build,
+    RoleInput,
+    Simulation,
+    active_roles,
+    bridge_kind,
+    read_role,
+    simulate,
+    world_size,
+)
 from ..stack import Stack
 from ._finalize import injected_dict
 from ._interpolation import still_interpolated
@@ -66,6 +76,8 @@ class Resolution:
     """Every role as the era builds it (the dicts given and sent, MindSpeed's namespace, the groups' owner)."""
     model: Any = None
     """The model spec the model-aware rules used (``None`` without a readable model config)."""
+    model_dir: Optional[str] = None
+    """Where that model config was read from (a folder holding ``config.json``, or the file given)."""
     upstream: Optional[dict[str, Any]] = None
     """What ``check --upstream`` ran: the sources, the interpreter, the verdict and its time."""
     stack: Optional[Stack] = None
@@ -152,7 +164,9 @@ def resolve(
         issues += check_megatron_values(raw.prefix, raw.megatron)
         otc, found = normalize(raw.prefix, raw.otc, injected=injected)
         if not repeats_actor:
-            issues += check_otc_keys(raw.prefix, raw.otc, strict=strict, stack=stack)
+            refused = stack is not None and stack.bridge_refuses_unknown() and \
+                bridge_kind(raw.megatron) == MEGATRON_BRIDGE
+            issues += check_otc_keys(raw.prefix, raw.otc, strict=strict, stack=stack, refused=refused)
             issues += found
             issues += check_otc_values(raw.prefix, otc, release)
         explicit = {k for k, v in otc.items() if k not in defaults or defaults[k] != v}

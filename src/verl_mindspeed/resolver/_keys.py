@@ -23,7 +23,10 @@ from ._suggest import nearest
 UNCHECKED_HINT = tr("verl-mindspeed check --upstream runs MindSpeed's own checks on it here, before any worker starts")
 
 
-def check_otc_keys(prefix: str, raw: dict[str, Any], *, strict: bool, stack: Any = None) -> list[Issue]:
+def check_otc_keys(prefix: str, raw: dict[str, Any], *, strict: bool, stack: Any = None,
+                   refused: bool = False) -> list[Issue]:
+    """``refused``: the role's bridge refuses a key its provider lacks (Megatron-Bridge 0.5+), so a far-off key is
+    that rule's error (``bridge-refuses-unknown``), not a warning here."""
     known = universe.known_otc_keys()
     preferred = [f.name for f in catalog.flags("otc")]
     issues = []
@@ -40,7 +43,7 @@ def check_otc_keys(prefix: str, raw: dict[str, Any], *, strict: bool, stack: Any
                 hint=tr("MindSpeed and Megatron would never read '{name}'", name=name),
                 suggestion=f"{prefix}.{catalog.OTC}.{near}",
             ))
-        else:
+        elif not refused:
             make = error if strict else warning
             issues.append(make(
                 path, tr("'{name}' is not a MindSpeed, Megatron-LM or TransformerConfig option; passed through as is",

@@ -174,8 +174,16 @@ def bridge_refuses_unknown(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if core is None or data is None:
         return
     provider = set(core["fields"]) | set(core["mla_fields"]) | set(data["provider_fields"])
-    registered = universe.mindspeed_args(stack.mindspeed)
     known = universe.known_otc_keys()
+    if role.inherits_actor and "actor" in (ctx.builds or {}):
+        return  # the actor's dict, judged (and fixed) where the user wrote it
+    for name in role.given:
+        if name not in provider and name not in known:  # no release of anything registers it
+            yield error(role.key(name), tr(
+                "'{name}' is not a MindSpeed, Megatron-LM or TransformerConfig option, nor a field of Megatron-Bridge "
+                "{bridge}'s provider, which refuses it: AttributeError in apply_overrides_and_finalize when the role "
+                "builds its model", name=name, bridge=stack.megatron_bridge), "bridge-refuses-unknown",
+                override=f"~{role.key(name)}")
     outside = [name for name in role.given if name not in provider and name in known]
     if stack.mindspeed in ADAPTOR_RELEASES:
         if outside:  # what MindSpeed adds to the provider is megatron_adaptor's business there, which never ran here

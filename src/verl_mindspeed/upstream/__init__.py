@@ -25,11 +25,13 @@ from ._case import case_of, model_kwargs
 from ._env import ensure, envs_dir, python_for, ready, requirements
 from ._findings import HARNESS, RULE, UNAVAILABLE, findings, unavailable
 from ._pool import Pool, Worker, WorkerError
+from ._provider import bridge_verdict, executed_values, model_folder, warm
 from ._sources import LINES, SourceError, Sources, cache_root, extract, locate
 
 __all__ = ["BRIDGE_ONLY", "HARNESS", "LAYERS", "LINES", "Pool", "RULE", "SourceError", "Sources", "UNAVAILABLE",
            "Worker", "WorkerError", "cache_root", "case_of", "ensure", "ensure_layer", "envs_dir", "extract", "judge",
-           "locate", "model_kwargs", "prepare", "providers", "python_for", "ready", "requirements"]
+           "launch_case", "locate", "model_kwargs", "prepare", "providers", "python_for", "ready", "requirements",
+           "warm"]
 
 _POOL: Optional[Pool] = None
 
@@ -50,6 +52,17 @@ def prepare(line: str, progress: Callable[[Any], None] = _stderr) -> Path:
     return python
 
 
+def launch_case(res: Any, line: str, progress: Callable[[Any], None] = _stderr) -> tuple[dict, dict, list]:
+    """The worker's case for a resolved launch on ``line``, built on the executed bridge's values where that bridge
+    runs beside the line (:mod:`._provider`): (case, ``{role: values}``, the notes on what the bridge ran)."""
+    sim = res.simulation
+    values: dict = {}
+    issues: list = []
+    if res.model is not None:
+        values, issues = executed_values(sim, line, model_folder(getattr(res, "model_dir", None)), progress)
+    return case_of(sim, res.model, values), values, issues
+
+
 def judge(res: Any, *, mindspeed_src: Optional[str] = None, megatron_src: Optional[str] = None,
           megatron_core: Optional[str] = None, python: Optional[str] = None, sources: Optional[Sources] = None,
           pool: Optional[Pool] = None, progress: Callable[[Any], None] = _stderr) -> None:
@@ -60,16 +73,21 @@ def judge(res: Any, *, mindspeed_src: Optional[str] = None, megatron_src: Option
     sim = res.simulation
     info: dict[str, Any] = {"release": src.release, "mindspeed": str(src.mindspeed), "megatron": str(src.megatron),
                             "megatron_core": src.line, "megatron_core_from": src.line_from}
+    model_dir = model_folder(getattr(res, "model_dir", None)) if res.model is not None else None
     if src.unrunnable:
         res.upstream = {**info, "verdict": "not-run", "seconds": 0.0, "unrunnable": list(src.unrunnable)}
         res.issues = [*res.issues, unavailable(src, sim)]
+        if sim is not None and sim.order:
+            res.issues = [*res.issues, *bridge_verdict(sim, src.release, src.line, model_dir, progress)]
         return
     exe, exe_from = python_for(src.line, python, progress)
     info.update(python=str(exe), python_from=exe_from)
     if sim is None or not sim.order:
         res.upstream = {**info, "verdict": "not-run", "seconds": 0.0}
         return
-    case = case_of(sim, res.model)
+    case, values, bridge_issues = launch_case(res, src.line, progress)
+    if values:
+        info["bridge"] = {"line": src.line, "package": " ".join(LAYERS[src.line][:2]), "values": values}
     if pool is None:
         _POOL = _POOL or Pool()
         pool = _POOL
@@ -84,7 +102,7 @@ def judge(res: Any, *, mindspeed_src: Optional[str] = None, megatron_src: Option
     seconds = time.perf_counter() - start
     hand = list(res.issues)
     res.issues = [*hand, *findings(verdict, sim, release=src.release, line=src.line, hand=hand,
-                                   model_known=res.model is not None, seconds=seconds, cached=cached)]
+                                   model_known=res.model is not None, seconds=seconds, cached=cached), *bridge_issues]
     res.upstream = {**info, "verdict": verdict.get("verdict"), "seconds": round(seconds, 3), "cached": cached,
                     "detail": {k: verdict[k] for k in ("stage", "role", "exc_type", "message", "where", "unapplied")
                                if k in verdict}}

@@ -66,9 +66,11 @@ def switches(sim: Simulation) -> list[str]:
     return sorted(out)
 
 
-def case_of(sim: Simulation, model: Any = None) -> dict[str, Any]:
+def case_of(sim: Simulation, model: Any = None,
+            provider: Optional[dict[str, dict[str, Any]]] = None) -> dict[str, Any]:
     """The worker's case for a simulated launch (see the module docstring). A release without ``repatch`` is already
-    in the simulation: no build there hands MindSpeed a dict."""
+    in the simulation: no build there hands MindSpeed a dict. ``provider`` holds, per role, the values the executed
+    bridge gave (:mod:`._provider`); they replace the converter's before the bridge view and the dict."""
     steps: list[dict[str, Any]] = []
     parallel_done = False
     for name in sim.order:
@@ -82,6 +84,7 @@ def case_of(sim: Simulation, model: Any = None) -> dict[str, Any]:
             parallel_done = True
         if model is not None:
             cls, kwargs = model_kwargs(model)
+            kwargs.update((provider or {}).get(name, {}))
             kwargs.update(build.bridge)
             kwargs.update(build.given)
             steps.append({"op": "build", "role": name, "cls": cls, "kwargs": _json(kwargs)})
