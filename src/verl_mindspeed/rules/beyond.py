@@ -38,10 +38,12 @@ ERRORS: dict[str, Msg] = {
                            "for one size and run on another"),
     "cp-algo-release": tr("the release has no code for the algorithm: MindSpeed accepts the string without "
                           "argparse and registers no CP attention for it"),
-    "stack-bridge-import": tr("the oracle emulates Megatron-Bridge's provider on the megatron-core 0.12 line, where no "
-                              "Megatron-Bridge release imports (0.3.1 stops at models/conversion/model_bridge.py:39 "
-                              "on 0.12.1, run here): on a real host the worker stops with ImportError"),
-    "bridge-refuses-unknown": tr("the oracle runs no Megatron-Bridge 0.5+ provider, whose apply_overrides_and_finalize "
+    "stack-bridge-import": tr("no Megatron-Bridge release imports on the megatron-core 0.12 line (0.3.1 stops at "
+                              "models/conversion/model_bridge.py:39 on 0.12.1, run here), so the oracle builds such a "
+                              "role on the provider executed on 0.16.1: on a real host the worker stops with "
+                              "ImportError"),
+    "bridge-refuses-unknown": tr("the oracle's MindSpeed stacks (megatron-core 0.12.1, 0.16.1) carry no Megatron-Bridge "
+                                 "0.5+; executed on megatron-core 0.18.2 instead, its apply_overrides_and_finalize "
                                  "raises AttributeError on an override it has no attribute for"),
 }
 #: Warnings upstream cannot give (it reports exceptions and unregistered patches, not values that select
