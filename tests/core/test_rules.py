@@ -390,6 +390,12 @@ CASES = [
      "Megatron-Bridge 0.5.1's provider has no attribute 'apply_rope_in_complex' and refuses it: AttributeError in "
      "apply_overrides_and_finalize when the role builds its model", {},
      {"stack": S18_MASTER, "release": "master"}),
+    # a key nothing registers is refused too (found by the executed bridge: it was an unknown-key warning)
+    ("bridge-refuses-unknown", {O + "moe_router_topk_scalling": 2.0}, "error", O + "moe_router_topk_scalling",
+     "'moe_router_topk_scalling' is not a MindSpeed, Megatron-LM or TransformerConfig option, nor a field of "
+     "Megatron-Bridge 0.5.1's provider, which refuses it: AttributeError in apply_overrides_and_finalize when the role "
+     "builds its model", {},
+     {"stack": S18_MASTER, "release": "master"}),
 ]
 
 

@@ -42,9 +42,10 @@ ERRORS: dict[str, Msg] = {
                               "models/conversion/model_bridge.py:39 on 0.12.1, run here), so the oracle builds such a "
                               "role on the provider executed on 0.16.1: on a real host the worker stops with "
                               "ImportError"),
-    "bridge-refuses-unknown": tr("the oracle's MindSpeed stacks (megatron-core 0.12.1, 0.16.1) carry no Megatron-Bridge "
-                                 "0.5+; executed on megatron-core 0.18.2 instead, its apply_overrides_and_finalize "
-                                 "raises AttributeError on an override it has no attribute for"),
+    "bridge-refuses-unknown": tr("the oracle's MindSpeed stacks (megatron-core 0.12.1, 0.16.1) carry no "
+                                 "Megatron-Bridge 0.5+; executed on megatron-core 0.18.2 instead, its "
+                                 "apply_overrides_and_finalize raises AttributeError on an override it has no "
+                                 "attribute for"),
 }
 #: Warnings upstream cannot give (it reports exceptions and unregistered patches, not values that select
 #: nothing), and why each is still right.

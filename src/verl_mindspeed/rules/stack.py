@@ -173,7 +173,9 @@ def bridge_refuses_unknown(role: RoleView, ctx: Context) -> Iterable[Issue]:
     data = bridge_facts(stack.megatron_bridge)
     if core is None or data is None:
         return
-    provider = set(core["fields"]) | set(core["mla_fields"]) | set(data["provider_fields"])
+    # the MLA fields belong to the MLA providers only (DeepSeek's); without a model config the class is unknown
+    mla = core["mla_fields"] if ctx.model is None or ctx.model.is_mla else ()
+    provider = set(core["fields"]) | set(mla) | set(data["provider_fields"])
     known = universe.known_otc_keys()
     if role.inherits_actor and "actor" in (ctx.builds or {}):
         return  # the actor's dict, judged (and fixed) where the user wrote it

@@ -78,7 +78,7 @@ def judge(res: Any, *, mindspeed_src: Optional[str] = None, megatron_src: Option
         res.upstream = {**info, "verdict": "not-run", "seconds": 0.0, "unrunnable": list(src.unrunnable)}
         res.issues = [*res.issues, unavailable(src, sim)]
         if sim is not None and sim.order:
-            res.issues = [*res.issues, *bridge_verdict(sim, src.release, src.line, model_dir, progress)]
+            res.issues = [*res.issues, *bridge_verdict(sim, src.release, src.line, res.model, model_dir, progress)]
         return
     exe, exe_from = python_for(src.line, python, progress)
     info.update(python=str(exe), python_from=exe_from)

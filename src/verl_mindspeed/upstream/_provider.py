@@ -25,7 +25,7 @@ from ..errors import Issue
 from ..i18n import tr
 from ..rules._base import error, note, warning
 from ..simulate import MBRIDGE, MEGATRON_BRIDGE, Simulation
-from ..stack import bridge_facts, line_fields
+from ..stack import bridge_facts, core_facts
 from ._bridge_layer import BRIDGE_ONLY, LAYERS, layer_ready, providers
 from ._sources import cache_root
 
@@ -134,7 +134,17 @@ def executed_values(sim: Simulation, line: str, model_dir: Optional[str],
     return {name: _json_safe(values) for name, values in out.items()}, issues
 
 
-def bridge_verdict(sim: Simulation, release: str, line: str, model_dir: Optional[str],
+def held_back(release: str, line: str, mla: bool) -> frozenset[str]:
+    """The keys not sent to the bridge-only line's provider: MindSpeed's argument namespace (Megatron-LM's training
+    arguments and the release's own) less the provider's fields (the MLA fields on an MLA model's provider only);
+    megatron_adaptor decides them there."""
+    data, core = bridge_facts(LAYERS[line][1]), core_facts(line)
+    provider = set(data["provider_fields"] if data else ()) | set(core["fields"] if core else ()) | \
+        set(core["mla_fields"] if core and mla else ())
+    return frozenset((set(universe.megatron_training_args()) | set(universe.mindspeed_args(release))) - provider)
+
+
+def bridge_verdict(sim: Simulation, release: str, line: str, model: Any, model_dir: Optional[str],
                    progress: Callable[[Any], None]) -> list[Issue]:
     """On a bridge-only line (MindSpeed cannot run): Megatron-Bridge driven as verl 0.9.1 drives it, per role."""
     near = next((name for name in BRIDGE_ONLY if name.split(".")[:2] == line.split(".")[:2]), None)
@@ -150,14 +160,12 @@ def bridge_verdict(sim: Simulation, release: str, line: str, model_dir: Optional
         return [note(key, tr("upstream: {bridge} on megatron-core {line} can judge this launch's overrides once its "
                              "environment is built: verl-mindspeed upstream-env {line} (once, about 7 GB)",
                              bridge=bridge, line=near), RULE)]
-    bridge_data = bridge_facts(LAYERS[near][1])
-    provider = line_fields(near) | set(bridge_data["provider_fields"] if bridge_data else ())
-    namespace = set(universe.megatron_training_args()) | set(universe.mindspeed_args(release))
+    held_keys = held_back(release, near, model.is_mla)
     groups: dict[str, list[str]] = {}  # roles handed the same overrides (a ref inheriting the actor's dict) run once
     held: dict[str, list[str]] = {}
     for name in roles:
         build = sim.builds[name]
-        given = {k: v for k, v in build.given.items() if k in provider or k not in namespace}
+        given = {k: v for k, v in build.given.items() if k not in held_keys}
         held[name] = sorted(set(build.given) - set(given))
         request = {"model_dir": model_dir, "overrides": _json_safe(provider_overrides(build.megatron, given)),
                    "keys": []}
@@ -187,4 +195,5 @@ def bridge_verdict(sim: Simulation, release: str, line: str, model_dir: Optional
     return issues
 
 
-__all__ = ["PROVIDER_KEYS", "RULE", "bridge_verdict", "executed_values", "model_folder", "provider_overrides", "warm"]
+__all__ = ["PROVIDER_KEYS", "RULE", "bridge_verdict", "executed_values", "held_back", "model_folder",
+           "provider_overrides", "warm"]

@@ -1,0 +1,91 @@
+"""The third stack's judge: MindSpeed core_r0.18.0 on megatron-core 0.18.2 with Megatron-Bridge 0.5.1.
+
+MindSpeed core_r0.18.0 cannot run here (it imports ``megatron_adaptor``), so the oracle of this stack is its bridge
+part, executed: each generated launch's Megatron-Bridge roles, their provider built by Megatron-Bridge 0.5.1 on
+megatron-core 0.18.2 for the fixture model, then the overrides verl 0.9.1 hands it, through
+``apply_overrides_and_finalize``. The keys of MindSpeed's argument namespace are held back (megatron_adaptor decides
+them; ``verl_mindspeed.upstream._provider``). Each role is compared with the project's verdict on that stack (the
+hand rules, ``--mindspeed-release core_r0.18.0``):
+
+- ``agree``: both accept, or the bridge refuses and the project errs on the key it names (an AttributeError), or on
+  the role (an exception of ``finalize``);
+- ``missed``: the bridge refuses a key (AttributeError) that the project passes;
+- ``stricter``: the project says ``bridge-refuses-unknown`` where the bridge accepts every key;
+- ``mindspeed-absent``: megatron-core's own check in ``finalize`` raises where the project passes. That check runs
+  here without MindSpeed core_r0.18.0, whose patches may change it on an NPU (the allgather dispatcher on a dense
+  model: MindSpeed's ``variable_seq_length.py`` ``pre_validate_args``, in core_r0.18.0 as in the releases the
+  MindSpeed oracle runs, hides ``variable_seq_lengths`` while megatron validates a model without experts), so it is
+  no verdict; ``check --upstream`` reports it as a warning, and the report lists each distinct message.
+
+Roles without a model config, or built another way (mbridge, the converter), are not this oracle's: not counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+RELEASE = "core_r0.18.0"
+
+
+def judge(configs: list, progress=lambda text: None) -> list[dict[str, Any]]:
+    """One row per (configuration, Megatron-Bridge role): ``{"config", "role", "bridge", "project", "klass"}``."""
+    import differential
+    import verl_side
+
+    from verl_mindspeed.launch import resolve_launch
+    from verl_mindspeed.simulate import MEGATRON_BRIDGE
+    from verl_mindspeed.upstream import _provider
+    from verl_mindspeed.upstream._bridge_layer import providers
+
+    judge_ = differential.Judge(None, releases=[RELEASE])
+    pending = []
+    for n, cfg in enumerate(configs, 1):
+        if n % 100 == 0:
+            progress(f"core_r0.18.0: composed and judged by the project: {n}/{len(configs)}")
+        if not cfg.model:
+            continue
+        composed, argv, tree, issues = judge_._composed(cfg)
+        model_dir = str(verl_side.fixture_models()[cfg.model])
+        res = resolve_launch(composed, argv, tree, "conformance", issues=issues, release=RELEASE,
+                             model_config=model_dir, injected=cfg.preset is not None)
+        sim = res.simulation
+        if sim is None:
+            continue
+        held = _provider.held_back(RELEASE, "0.18.2", res.model.is_mla)
+        for name in sim.order:
+            build = sim.builds[name]
+            if build.bridge_kind != MEGATRON_BRIDGE or (build.inherits_actor and "actor" in sim.builds):
+                continue
+            given = {k: v for k, v in build.given.items() if k not in held}
+            request = {"model_dir": model_dir, "keys": [],
+                       "overrides": json.loads(json.dumps(_provider.provider_overrides(build.megatron, given),
+                                                          default=str))}
+            pending.append((cfg, name, build, res, request))
+    progress(f"core_r0.18.0: {len(pending)} roles through Megatron-Bridge 0.5.1")
+    runs = providers("0.18.2", [p[4] for p in pending]) if pending else []
+    return [_row(cfg, name, build, res, run) for (cfg, name, build, res, _), run in zip(pending, runs)]
+
+
+def _row(cfg, name: str, build, res, run: dict) -> dict[str, Any]:
+    err = run["error"]
+    errors = list(res.errors)
+    on_role = [i for i in errors if i.key.startswith(build.prefix)]
+    if err is None:
+        klass = "stricter" if any(i.rule == "bridge-refuses-unknown" and i.key.startswith(build.prefix)
+                                  for i in errors) else "agree"
+    elif err["type"] == "AttributeError":
+        named = next((k for k in build.given if f"'{k}'" in err["message"]), None)
+        klass = "agree" if named and any(i.key == build.key(named) for i in errors) else "missed"
+    else:
+        klass = "agree" if on_role or errors else "mindspeed-absent"
+    return {"config": cfg.name, "role": name, "bridge": err and f"{err['type']}: {err['message']}"[:200],
+            "project": sorted({i.rule for i in on_role}), "klass": klass}
+
+
+def table(rows: list[dict[str, Any]]) -> dict[str, int]:
+    counts = Counter(r["klass"] for r in rows)
+    classes = ("agree", "missed", "stricter", "mindspeed-absent")
+    return {"roles": len(rows), "configs": len({r["config"] for r in rows}),
+            "refused": sum(1 for r in rows if r["bridge"]), **{k: counts.get(k, 0) for k in classes}}
