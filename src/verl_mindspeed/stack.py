@@ -80,6 +80,20 @@ def bridge_facts(version: Optional[str]) -> Optional[dict[str, Any]]:
     return data[same[-1]] if same else None
 
 
+def provider_fields(core: str, bridge: Optional[str], mla: bool) -> frozenset[str]:
+    """The attributes of Megatron-Bridge's provider on this stack: megatron-core's config fields (the MLA ones on
+    an MLA model's provider only) and the bridge's own provider fields."""
+    data, bridged = core_facts(core), bridge_facts(bridge)
+    out = set(data["fields"]) | (set(data["mla_fields"]) if mla else set()) if data else set()
+    return frozenset(out | set(bridged["provider_fields"] if bridged else ()))
+
+
+def argument_namespace(release: str) -> frozenset[str]:
+    """MindSpeed's argument namespace for a release: Megatron-LM's training arguments and MindSpeed's own (what its
+    ``__init_subclass__`` patch gives the config's subclasses, where the release has it)."""
+    return frozenset(universe.megatron_training_args()) | frozenset(universe.mindspeed_args(release))
+
+
 def bridge_imports_with(bridge: str, core: str) -> bool:
     """Whether a Megatron-Bridge release imports with a megatron-core release (unknown minor lines: assumed so)."""
     lines = BRIDGE_CORE_LINES.get(line_of(bridge) or (0, 0))
@@ -207,5 +221,5 @@ def build_stack(verl: str, release: str, release_source: str, *, core: Optional[
 
 
 __all__ = ["ADAPTOR_RELEASES", "ASSUMED", "BRIDGE_DEFAULT_RELEASE", "FOUND", "GIVEN", "Stack", "line_fields",
-           "bridge_facts", "bridge_imports_with", "build_stack", "core_facts", "facts", "lines_with_field",
-           "parse_bridge_option"]
+           "argument_namespace", "bridge_facts", "bridge_imports_with", "build_stack", "core_facts", "facts",
+           "lines_with_field", "parse_bridge_option", "provider_fields"]

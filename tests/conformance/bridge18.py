@@ -17,7 +17,8 @@ hand rules, ``--mindspeed-release core_r0.18.0``):
   MindSpeed oracle runs, hides ``variable_seq_lengths`` while megatron validates a model without experts), so it is
   no verdict; ``check --upstream`` reports it as a warning, and the report lists each distinct message.
 
-Roles without a model config, or built another way (mbridge, the converter), are not this oracle's: not counted.
+The bridge needs the model's config: a configuration generated without a model is judged, on both sides, with a
+fixture model in turn. Roles built another way (mbridge, the converter) are not this oracle's: not counted.
 """
 
 from __future__ import annotations
@@ -40,14 +41,13 @@ def judge(configs: list, progress=lambda text: None) -> list[dict[str, Any]]:
     from verl_mindspeed.upstream._bridge_layer import providers
 
     judge_ = differential.Judge(None, releases=[RELEASE])
+    models = sorted(verl_side.fixture_models())
     pending = []
     for n, cfg in enumerate(configs, 1):
         if n % 100 == 0:
             progress(f"core_r0.18.0: composed and judged by the project: {n}/{len(configs)}")
-        if not cfg.model:
-            continue
         composed, argv, tree, issues = judge_._composed(cfg)
-        model_dir = str(verl_side.fixture_models()[cfg.model])
+        model_dir = str(verl_side.fixture_models()[cfg.model or models[n % len(models)]])
         res = resolve_launch(composed, argv, tree, "conformance", issues=issues, release=RELEASE,
                              model_config=model_dir, injected=cfg.preset is not None)
         sim = res.simulation

@@ -396,6 +396,12 @@ CASES = [
      "Megatron-Bridge 0.5.1's provider, which refuses it: AttributeError in apply_overrides_and_finalize when the role "
      "builds its model", {},
      {"stack": S18_MASTER, "release": "master"}),
+    # on core_r0.18.0 a key of other MindSpeed releases only is refused as well: megatron_adaptor decides that
+    # release's own namespace at most (found by the executed bridge over the generated space)
+    ("bridge-refuses-unknown", {O + "swap_layer_input": True}, "error", O + "swap_layer_input",
+     "Megatron-Bridge 0.5.1's provider has no attribute 'swap_layer_input' and refuses it: AttributeError in "
+     "apply_overrides_and_finalize when the role builds its model", {},
+     {"stack": S18_ADAPTOR, "release": "core_r0.18.0"}),
 ]
 
 

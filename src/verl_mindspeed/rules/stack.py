@@ -15,7 +15,16 @@ from ..catalog import universe
 from ..errors import Issue
 from ..i18n import tr
 from ..simulate import MBRIDGE, MEGATRON_BRIDGE
-from ..stack import ADAPTOR_RELEASES, BRIDGE_CORE_LINES, Stack, bridge_facts, core_facts, line_of
+from ..stack import (
+    ADAPTOR_RELEASES,
+    BRIDGE_CORE_LINES,
+    Stack,
+    argument_namespace,
+    bridge_facts,
+    core_facts,
+    line_of,
+    provider_fields,
+)
 from ._base import Context, RoleView, error, note, rule, warning
 
 _VERL_BRIDGE = ("verl 0.9.1 verl/workers/engine/megatron/transformer_impl.py _build_tf_config (line 341); "
@@ -169,13 +178,10 @@ def bridge_refuses_unknown(role: RoleView, ctx: Context) -> Iterable[Issue]:
     stack = ctx.stack
     if stack is None or role.bridge_kind != MEGATRON_BRIDGE or not stack.bridge_refuses_unknown():
         return
-    core = core_facts(stack.megatron_core)
-    data = bridge_facts(stack.megatron_bridge)
-    if core is None or data is None:
+    if core_facts(stack.megatron_core) is None or bridge_facts(stack.megatron_bridge) is None:
         return
     # the MLA fields belong to the MLA providers only (DeepSeek's); without a model config the class is unknown
-    mla = core["mla_fields"] if ctx.model is None or ctx.model.is_mla else ()
-    provider = set(core["fields"]) | set(mla) | set(data["provider_fields"])
+    provider = provider_fields(stack.megatron_core, stack.megatron_bridge, ctx.model is None or ctx.model.is_mla)
     known = universe.known_otc_keys()
     if role.inherits_actor and "actor" in (ctx.builds or {}):
         return  # the actor's dict, judged (and fixed) where the user wrote it
@@ -187,20 +193,19 @@ def bridge_refuses_unknown(role: RoleView, ctx: Context) -> Iterable[Issue]:
                 "builds its model", name=name, bridge=stack.megatron_bridge), "bridge-refuses-unknown",
                 override=f"~{role.key(name)}")
     outside = [name for name in role.given if name not in provider and name in known]
-    if stack.mindspeed in ADAPTOR_RELEASES:
-        if outside:  # what MindSpeed adds to the provider is megatron_adaptor's business there, which never ran here
-            yield note(role.otc_path, tr(
-                "{keys}: not fields of Megatron-Bridge {bridge}'s provider, which refuses unknown overrides; whether "
-                "MindSpeed {release} adds them to the provider depends on megatron_adaptor, which no check here ran",
-                keys=", ".join(outside), bridge=stack.megatron_bridge, release=stack.mindspeed),
-                "bridge-refuses-unknown")
-        return
-    # MindSpeed's __init_subclass__ patch gives subclasses every key of its full argument namespace: Megatron-LM's
-    # training arguments and MindSpeed's own (core/megatron_basic/arguments_basic.py transformer_config_init_subclass)
-    registered = {**universe.megatron_training_args(), **universe.mindspeed_args(stack.mindspeed)} \
-        if _registers_fields(stack.mindspeed) else {}
+    adaptor = stack.mindspeed in ADAPTOR_RELEASES
+    # MindSpeed's __init_subclass__ patch gives subclasses every key of its argument namespace
+    # (core/megatron_basic/arguments_basic.py transformer_config_init_subclass); on the three-layer releases whether
+    # the provider gets them is megatron_adaptor's business, which never ran here: a note
+    namespace = argument_namespace(stack.mindspeed) if adaptor or _registers_fields(stack.mindspeed) else frozenset()
+    held = [name for name in outside if name in namespace]
+    if adaptor and held:
+        yield note(role.otc_path, tr(
+            "{keys}: not fields of Megatron-Bridge {bridge}'s provider, which refuses unknown overrides; whether "
+            "MindSpeed {release} adds them to the provider depends on megatron_adaptor, which no check here ran",
+            keys=", ".join(held), bridge=stack.megatron_bridge, release=stack.mindspeed), "bridge-refuses-unknown")
     for name in outside:
-        if name in registered:
+        if name in namespace:
             continue
         yield error(role.key(name), tr(
             "Megatron-Bridge {bridge}'s provider has no attribute '{name}' and refuses it: AttributeError in "

@@ -20,12 +20,11 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..catalog import universe
 from ..errors import Issue
 from ..i18n import tr
 from ..rules._base import error, note, warning
 from ..simulate import MBRIDGE, MEGATRON_BRIDGE, Simulation
-from ..stack import bridge_facts, core_facts
+from ..stack import argument_namespace, provider_fields
 from ._bridge_layer import BRIDGE_ONLY, LAYERS, layer_ready, providers
 from ._sources import cache_root
 
@@ -135,13 +134,9 @@ def executed_values(sim: Simulation, line: str, model_dir: Optional[str],
 
 
 def held_back(release: str, line: str, mla: bool) -> frozenset[str]:
-    """The keys not sent to the bridge-only line's provider: MindSpeed's argument namespace (Megatron-LM's training
-    arguments and the release's own) less the provider's fields (the MLA fields on an MLA model's provider only);
-    megatron_adaptor decides them there."""
-    data, core = bridge_facts(LAYERS[line][1]), core_facts(line)
-    provider = set(data["provider_fields"] if data else ()) | set(core["fields"] if core else ()) | \
-        set(core["mla_fields"] if core and mla else ())
-    return frozenset((set(universe.megatron_training_args()) | set(universe.mindspeed_args(release))) - provider)
+    """The keys not sent to the bridge-only line's provider: MindSpeed's argument namespace less the provider's
+    fields; megatron_adaptor decides them there (the hand rule ``bridge-refuses-unknown`` notes the same keys)."""
+    return argument_namespace(release) - provider_fields(line, LAYERS[line][1], mla)
 
 
 def bridge_verdict(sim: Simulation, release: str, line: str, model: Any, model_dir: Optional[str],
