@@ -172,13 +172,15 @@ CASES = [
       O + "distribute_saved_activations": True}, "error", O + "distribute_saved_activations",
      "distribute_saved_activations=True and sequence_parallel=True cannot be combined",
      {O + "recompute_granularity": "selective", O + "distribute_saved_activations": True}, {}),
-    ("flash-attn-off", {O + "use_flash_attn": False}, "warning", O + "use_flash_attn",
-     "use_flash_attn=False: MindSpeed then never registers its fused attention patch (the guide: FA must be on)",
-     {O + "use_flash_attn": True}, {}),
-    ("flash-attn-off", {}, "warning", O + "use_flash_attn",
-     "use_flash_attn is not in the dict verl passes to MindSpeed (verl 0.6.0 to 0.7.x adds no default): "
-     "MindSpeed then never registers its fused attention patch (the guide: FA must be on)",
-     {}, {"injected": False, "era": "legacy", "pass_opts": {"era": "legacy"}}),
+    ("flash-attn-mask-crash", {O + "use_flash_attn": False}, "error", O + "use_flash_attn",
+     "actor builds its config with use_flash_attn=False: MindSpeed's attention-mask generation then needs a "
+     "micro_batch_size, which verl never sets, and the role stops at its first forward ('Please set "
+     "micro_batch_size or set use_flash_attn=True in config.')", {O + "use_flash_attn": True}, {}),
+    ("flash-attn-mask-crash", {}, "error", O + "use_flash_attn",
+     "actor builds its config with use_flash_attn=absent: MindSpeed's attention-mask generation then needs a "
+     "micro_batch_size, which verl never sets, and the role stops at its first forward ('Please set "
+     "micro_batch_size or set use_flash_attn=True in config.')",
+     {O + "use_flash_attn": True}, {"injected": False, "era": "legacy", "pass_opts": {"era": "legacy"}}),
     ("cp-forces-flash-attn", {M + "context_parallel_size": 2, O + "use_flash_attn": False}, "note",
      O + "use_flash_attn", "use_flash_attn=False is overridden: with context_parallel_size=2 MindSpeed's CP "
      "algorithm turns flash attention on itself", {M + "context_parallel_size": 2}, {}),

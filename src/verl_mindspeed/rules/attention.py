@@ -24,24 +24,6 @@ def _heads(role: RoleView, ctx: Context) -> Optional[int]:
     return ctx.model.num_attention_heads if ctx.model is not None else _int(role.built.get("num_attention_heads"))
 
 
-@rule("flash-attn-off", cites="MindSpeed docs/zh/user-guide/verl.md (FA must be on); "
-      "mindspeed/features_manager/transformer/flash_attention feature (registered only when on)",
-      holds_for="MindSpeed 2.2.0+")
-def flash_attn_off(role: RoleView, ctx: Context) -> Iterable[Issue]:
-    """Without FA in MindSpeed's namespace the attention patch is never registered."""
-    if role.sent is None or role.cp > 1:
-        return
-    if role.ns.get("use_flash_attn") is not True:
-        reason = tr("use_flash_attn=False") if role.ns.get("use_flash_attn") is False else \
-            tr("use_flash_attn is not in the dict verl passes to MindSpeed ({era} adds no default)",
-               era=ctx.era.releases if ctx.era else "")
-        yield warning(
-            role.key("use_flash_attn"),
-            tr("{reason}: MindSpeed then never registers its fused attention patch (the guide: FA must be on)",
-               reason=reason), "flash-attn-off", override=role.set_line("use_flash_attn", True),
-        )
-
-
 @rule("cp-forces-flash-attn", cites=_CP + "*.py (CP algorithms set use_flash_attn=True)",
       holds_for="MindSpeed 2.2.0+ (every algorithm except kvallgather_cp_algo)")
 def cp_forces_flash_attn(role: RoleView, ctx: Context) -> Iterable[Issue]:

@@ -61,8 +61,6 @@ WARNINGS: dict[str, Msg] = {
                              "context_parallel_size > 1; the ring-only switches act inside the ring attention"),
     "recompute-method-without-granularity": tr("megatron reads recompute_method and recompute_num_layers only "
                                                "under a granularity"),
-    "flash-attn-off": tr("use_flash_attn=False (or absent where verl adds no default): MindSpeed never registers "
-                         "its fused attention; a legal setting with a cost"),
     "moe-async-comm-alone": tr("moe_permutation_async_comm=True without a feature that reads it: a legal key with "
                                "no effect"),
     "mc2-requires-sp-tp": tr("as a warning (2.2.0, 2.3.0, core_r0.16.0): MindSpeed itself warns in mc2.py "

@@ -26,7 +26,8 @@ RULE, HARNESS, UNAVAILABLE = "upstream", "upstream-harness", "upstream-unavailab
 #: The step of the upstream run that raised, as the report names it.
 STAGES = {"repatch": tr("MindSpeed's repatch"), "parallel": tr("megatron's parallel state"),
           "build": tr("the config build"), "layers": tr("megatron's layer assignment"),
-          "recompute": tr("the recompute forward"), "import": tr("MindSpeed's import")}
+          "recompute": tr("the recompute forward"), "import": tr("MindSpeed's import"),
+          "forward": tr("the first forward's attention mask")}
 
 
 def _role_key(sim: Simulation, role: Optional[str], stage: str, message: str) -> str:

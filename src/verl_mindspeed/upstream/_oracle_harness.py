@@ -181,3 +181,41 @@ class StageError(Exception):
     def __init__(self, stage: str, exc: BaseException, role: str | None):
         super().__init__(stage)
         self.stage, self.exc, self.role = stage, exc, role
+
+
+def _mask_wrapper(forward):
+    """MindSpeed's generate-mask wrapper of ``DotProductAttention.forward``
+    (``core/transformer/flash_attention/generate_mask/adaptor.py`` ``dot_product_attention_forward_wrapper``) in the
+    chain of wrappers the patches applied, or None where no repatch registered it."""
+    seen = 0
+    while forward is not None and seen < 20:
+        code = getattr(forward, "__code__", None)
+        if code is not None and code.co_qualname.startswith("dot_product_attention_forward_wrapper."):
+            return forward
+        forward, seen = getattr(forward, "__wrapped__", None), seen + 1
+    return None
+
+
+def first_forward(config) -> bool:
+    """What a role's first forward does to its attention mask: verl passes no mask (packed sequences), so the
+    generate-mask wrapper calls MindSpeed's ``get_attention_mask(self.config)`` on the config the role built; its
+    exception is the verdict. The attention itself does not run (the wrapped ``fn`` is set aside for the call), and
+    the mask tensor is a 1 x 1 stand-in (``torch.ones`` asked on ``npu``): both only after MindSpeed's own checks.
+    False where no patch wraps the forward (nothing of MindSpeed's runs there)."""
+    import torch
+    from megatron.core.transformer.dot_product_attention import DotProductAttention
+    from megatron.core.transformer.enums import AttnMaskType
+
+    wrapper = _mask_wrapper(DotProductAttention.forward)
+    if wrapper is None:
+        return False
+    mask = sys.modules[wrapper.__globals__["get_attention_mask"].__module__]  # wraps() copied megatron's __module__
+    cells = dict(zip(wrapper.__code__.co_freevars, wrapper.__closure__ or ()))
+    saved, cells["fn"].cell_contents = cells["fn"].cell_contents, lambda *args, **kwargs: None
+    ones, torch.ones = torch.ones, lambda *args, **kwargs: torch.zeros((1, 1), dtype=torch.bool)
+    mask._GLOBAL_ATTN_MASK = None
+    try:
+        wrapper(types.SimpleNamespace(config=config, attn_mask_type=AttnMaskType.causal), None, None, None, None)
+    finally:
+        cells["fn"].cell_contents, torch.ones, mask._GLOBAL_ATTN_MASK = saved, ones, None
+    return True

@@ -20,6 +20,9 @@ process per device:
   recompute forward (``TransformerBlock._checkpointed_forward`` over identity layers) for each stage;
   ``"probe": [names]`` returns those attributes of the built config.
 
+After every step, each built role's first forward as far as MindSpeed's generate-mask wrapper of the attention
+goes (``_oracle_harness.first_forward``): verl passes no attention mask, so MindSpeed makes one from the config.
+
 Harness choices, none of which runs or skips an argument check: MindSpeed's patch scan sees only megatron,
 MindSpeed and the stubbed modules (``FilteredModules``, proven verdict-neutral by a test); the process group is
 torch's single-process ``fake`` backend, without gloo groups (they need real peers) and without the HCCL
@@ -165,6 +168,7 @@ class Oracle(MindSpeedState):
         repatches = self.has_repatch and any(s["op"] == "repatch" for s in steps)
         self.reset(remove=not repatches)
         self.built = []
+        forwards = []  # (role, config) of every role built: each runs a forward once training starts
         self.warned: set[str] = set()
         attrs: list = []
         stages = []
@@ -182,6 +186,7 @@ class Oracle(MindSpeedState):
                 elif op == "build":
                     config = self._run_stage("build", role, self._build, step["cls"], step["kwargs"])
                     self.built.append(config)
+                    forwards.append((role, config))
                     if step.get("probe"):
                         attrs.append({"role": role, **{k: plain(getattr(config, k, "<absent>"))
                                                        for k in step["probe"]}})
@@ -192,6 +197,8 @@ class Oracle(MindSpeedState):
                                 and getattr(config, "recompute_method", None) is not None):
                             for count in sorted({n for _, _, n in found} or {config.num_layers}):
                                 self._run_stage("recompute", role, self._recompute, config, count)
+            for role, config in forwards:  # after every build: the forward runs with the last repatch's patches
+                self._run_stage("forward", role, harness.first_forward, config)
         except StageError as err:
             return self._verdict("error", stage=err.stage, role=err.role, exc=err.exc, stages=stages, attrs=attrs)
         missing = self.unregistered()
