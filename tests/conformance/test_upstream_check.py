@@ -255,3 +255,22 @@ def test_on_core_r0_18_the_bridge_judges_the_overrides_and_mindspeed_s_keys_are_
     report = json.loads(out)
     assert not [e for e in report["errors"] if e["rule"] == "upstream-bridge"]
     assert any(n["rule"] == "upstream-bridge" and ": ok;" in n["message"] for n in report["notes"])
+
+
+@pytest.mark.parametrize("release", [RELEASE, "core_r0.16.0"])
+def test_flash_attention_off_stops_the_first_forward_in_mindspeed_s_mask_generation(capsys, upstream, release):
+    """MindSpeed's generate-mask wrapper makes the attention mask from the role's config when verl passes none: with
+    flash attention off the role stops there, on both megatron-core lines, where the hand rule says so too."""
+    path = [*ON_MBRIDGE] if release == RELEASE else []
+    off = f"++{OTC}.use_flash_attn=False"
+    code, out, _ = check(capsys, "--json", "--upstream", "--mindspeed-src", archive(release), *path, off)
+    report = json.loads(out)
+    assert code == 1 and report["upstream"]["detail"]["stage"] == "forward"
+    (found,) = [e for e in report["errors"] if e["rule"] == "upstream"]
+    assert found["source"].startswith("mindspeed/core/transformer/flash_attention/generate_mask/generate_mask.py:")
+    (hand,) = [e for e in report["errors"] if e["rule"] == "flash-attn-mask-crash"]
+    assert hand["override"] == f"++{OTC}.use_flash_attn=True"
+    code, out, _ = check(capsys, "--json", "--upstream", "--mindspeed-src", archive(release), *path, off,
+                         hand["override"])  # the fix line, pasted after
+    report = json.loads(out)
+    assert code == 0 and report["upstream"]["verdict"] == "ok", report["errors"]
