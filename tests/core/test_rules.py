@@ -25,6 +25,8 @@ FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures
 MLA_MOE_MODEL = load_model_spec(FIXTURES / "Moonlight-16B-A3B-Instruct")[0]  # DeepSeek-V3 family: shared experts
 # mbridge: the bridge that does not set position_embedding_type
 MOE_MODEL = load_model_spec(FIXTURES / "Qwen3-30B-A3B")[0]
+MLA = {O + "multi_head_latent_attention": True, O + "kv_lora_rank": 512, O + "v_head_dim": 128,
+       O + "qk_rope_head_dim": 64, O + "qk_nope_head_dim": 128}
 
 # stacks for the stack's rules: MindSpeed 26.1.0 (megatron-core 0.12.1, no Megatron-Bridge imports there); core_r0.16.0
 # with Megatron-Bridge 0.3.1 (imports) or 0.5.1 (does not); core_r0.18.0 found on a host with or without its adaptor;
@@ -229,6 +231,9 @@ CASES = [
      "override_transformer_config: MindSpeed's MLA reads them there, not from the model's config.json",
      {O + "multi_head_latent_attention": True, O + "kv_lora_rank": 512, O + "v_head_dim": 128,
       O + "qk_rope_head_dim": 64, O + "qk_nope_head_dim": 128}, {}),
+    ("mla-mask-seq-length", {**MB, **MLA}, "error", O + "seq_length",
+     "actor builds an MLA config without seq_length: at its first forward MindSpeed makes the MLA attention mask "
+     "from config.seq_length and the role stops with AttributeError", {**MB, **MLA, O + "seq_length": 4096}, {}),
     ("fused-rope-position-embedding", {O + "use_fused_rotary_pos_emb": True, **MB}, "error",
      O + "use_fused_rotary_pos_emb",
      "use_fused_rotary_pos_emb=True requires position_embedding_type=rope in override_transformer_config: this "

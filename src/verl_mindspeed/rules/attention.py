@@ -163,7 +163,7 @@ def cp_seq_length(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if seq is None and role.bridge_kind == MEGATRON_BRIDGE:
         return  # the provider carries seq_length; its value comes from the model, unknown here
     if seq is None and algo in _SEQ_UNGUARDED:
-        longest = _longest_sequence(ctx)
+        longest = longest_sequence(ctx)
         factor = _SEQ_FACTOR.get(algo, 1) * role.cp
         yield error(
             role.key("seq_length"),
@@ -186,7 +186,7 @@ def cp_seq_length(role: RoleView, ctx: Context) -> Iterable[Issue]:
         )
 
 
-def _longest_sequence(ctx: Context) -> Optional[int]:
+def longest_sequence(ctx: Context) -> Optional[int]:
     """data.max_prompt_length + data.max_response_length of the composed config, when both are integers."""
     if ctx.config is None:
         return None
