@@ -111,7 +111,8 @@ def raw(oracle):
             steps.append({"op": "parallel", "sizes": sizes})
         if kwargs is not None:
             steps.append({"op": "build", "cls": kwargs.pop("__cls__", "TransformerConfig"),
-                          "kwargs": {**SMALL, **kwargs}, "probe": list(probe)})
+                          "kwargs": {**SMALL, **kwargs}, "probe": list(probe),
+                          "forward": False})  # no verl: nothing runs a forward without an attention mask
         _RAN.append(release)
         return oracle.run(release, [{"steps": steps, "switches": sorted(k for k, v in (args or {}).items() if v)}])[0]
 

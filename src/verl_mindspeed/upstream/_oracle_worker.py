@@ -18,7 +18,8 @@ process per device:
   patched by MindSpeed, built from the model bridge's kwargs; then megatron's layer assignment
   (``get_num_layers_to_build`` for every pipeline rank and virtual chunk) and, with full recompute, the
   recompute forward (``TransformerBlock._checkpointed_forward`` over identity layers) for each stage;
-  ``"probe": [names]`` returns those attributes of the built config.
+  ``"probe": [names]`` returns those attributes of the built config; ``"forward": false`` leaves the role out of
+  the first-forward step below.
 
 After every step, each built role's first forward as far as MindSpeed's generate-mask wrapper of the attention
 goes (``_oracle_harness.first_forward``): verl passes no attention mask, so MindSpeed makes one from the config.
@@ -186,7 +187,8 @@ class Oracle(MindSpeedState):
                 elif op == "build":
                     config = self._run_stage("build", role, self._build, step["cls"], step["kwargs"])
                     self.built.append(config)
-                    forwards.append((role, config))
+                    if step.get("forward", True):
+                        forwards.append((role, config))
                     if step.get("probe"):
                         attrs.append({"role": role, **{k: plain(getattr(config, k, "<absent>"))
                                                        for k in step["probe"]}})
