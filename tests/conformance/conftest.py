@@ -52,6 +52,19 @@ def upstream():
 
 
 @pytest.fixture(scope="session")
+def bridge_18(upstream):
+    """The Python 3.12 environment of Megatron-Bridge 0.5.1 on megatron-core 0.18.2, built once; the tests that need
+    it skip visibly where no Python 3.12 runs."""
+    from verl_mindspeed.upstream import SourceError, _bridge_layer
+
+    try:
+        _bridge_layer.python_of_version(_bridge_layer.BRIDGE_ONLY["0.18.2"][0])
+    except SourceError as exc:
+        pytest.skip(f"Megatron-Bridge 0.5.1 needs Python 3.12: {exc}")
+    return _bridge_layer.ensure_layer("0.18.2", print)
+
+
+@pytest.fixture(scope="session")
 def oracle(upstream):
     import pool
 

@@ -191,13 +191,7 @@ LAYOUTS_18 = [*LAYOUTS, ({}, {"use_flash_attn": True})]
 
 
 @pytest.fixture(scope="module")
-def executed_18(upstream):
-    from verl_mindspeed.upstream import SourceError, _bridge_layer
-
-    try:
-        _bridge_layer.python_of_version(_bridge_layer.BRIDGE_ONLY["0.18.2"][0])
-    except SourceError as exc:
-        pytest.skip(f"Megatron-Bridge 0.5.1 needs Python 3.12: {exc}")
+def executed_18(bridge_18):
     return run_layouts("0.18.2", LAYOUTS_18, progress=print)
 
 

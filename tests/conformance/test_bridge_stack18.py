@@ -14,17 +14,10 @@ CASES = int(os.environ.get("VERL_MINDSPEED_BRIDGE18_CASES", "40"))
 
 
 @pytest.fixture(scope="module")
-def judged(upstream):
+def judged(bridge_18):
     import bridge18
     import differential
 
-    from verl_mindspeed.upstream import SourceError, _bridge_layer
-
-    try:
-        _bridge_layer.python_of_version(_bridge_layer.BRIDGE_ONLY["0.18.2"][0])
-    except SourceError as exc:
-        pytest.skip(f"Megatron-Bridge 0.5.1 needs Python 3.12: {exc}")
-    _bridge_layer.ensure_layer("0.18.2", print)
     rows = bridge18.judge(differential.corpus(CASES), print)
     print("\ncore_r0.18.0 (Megatron-Bridge 0.5.1 on megatron-core 0.18.2):", bridge18.table(rows))
     for message in sorted({r["bridge"] for r in rows if r["klass"] == "mindspeed-absent"}):

@@ -216,17 +216,6 @@ def test_the_megatron_bridge_provider_is_executed_and_the_mindspeed_build_takes_
     assert any(w["rule"] == "fused-swiglu-inert" for w in report["warnings"])  # the rule the provider value feeds
 
 
-@pytest.fixture(scope="module")
-def bridge_18(upstream):
-    from verl_mindspeed.upstream import SourceError, _bridge_layer
-
-    try:
-        _bridge_layer.python_of_version(_bridge_layer.BRIDGE_ONLY["0.18.2"][0])
-    except SourceError as exc:
-        pytest.skip(f"Megatron-Bridge 0.5.1 needs Python 3.12: {exc}")
-    return _bridge_layer.ensure_layer("0.18.2", print)
-
-
 def test_on_core_r0_18_the_bridge_judges_the_overrides_and_mindspeed_s_keys_are_held_back(capsys, upstream,
                                                                                        bridge_18):
     """MindSpeed core_r0.18.0 cannot run; Megatron-Bridge 0.5.1 on megatron-core 0.18.2 can. Driven with verl 0.9.1's

@@ -73,11 +73,11 @@ def judge(res: Any, *, mindspeed_src: Optional[str] = None, megatron_src: Option
     sim = res.simulation
     info: dict[str, Any] = {"release": src.release, "mindspeed": str(src.mindspeed), "megatron": str(src.megatron),
                             "megatron_core": src.line, "megatron_core_from": src.line_from}
-    model_dir = model_folder(getattr(res, "model_dir", None)) if res.model is not None else None
     if src.unrunnable:
         res.upstream = {**info, "verdict": "not-run", "seconds": 0.0, "unrunnable": list(src.unrunnable)}
         res.issues = [*res.issues, unavailable(src, sim)]
         if sim is not None and sim.order:
+            model_dir = model_folder(getattr(res, "model_dir", None)) if res.model is not None else None
             res.issues = [*res.issues, *bridge_verdict(sim, src.release, src.line, res.model, model_dir, progress)]
         return
     exe, exe_from = python_for(src.line, python, progress)
