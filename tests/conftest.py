@@ -44,11 +44,11 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True, scope="session")
 def _compose_each_launch_once():
-    """Every composition in the suite goes through :class:`compose_memo.ComposeMemo`: verl's tree composed once
-    per worker for each set of top-level overrides, the launch's dotted overrides applied by Hydra's own code.
-    Yields Hydra's plain compose, for the test that compares the two."""
-    from compose_memo import ComposeMemo
+    """Every composition in the suite goes through :class:`verl_mindspeed.compose._memo.ComposeMemo` (what
+    ``check-files`` uses): verl's tree composed once per worker for each set of top-level overrides, the launch's
+    dotted overrides applied by Hydra's own code. Yields Hydra's plain compose, for the test that compares the two."""
     from verl_mindspeed.compose import _hydra_run
+    from verl_mindspeed.compose._memo import ComposeMemo
 
     plain = _hydra_run.compose
     memo = ComposeMemo(plain)

@@ -33,7 +33,7 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
              model_config: Optional[str] = None, release: Optional[str] = None,
              launcher: bool = False, device_memory_gib: float = 64.0, verl_version: Optional[str] = None,
              entry: Optional[str] = None, source: Optional[LaunchFile] = None, megatron_core: Optional[str] = None,
-             bridge: Optional[dict[str, Optional[str]]] = None) -> Resolution:
+             bridge: Optional[dict[str, Optional[str]]] = None, verl_source: Optional[str] = None) -> Resolution:
     """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2).
 
     The launch is judged as it will run: injected when it goes through ``launcher`` (``verl-mindspeed
@@ -42,7 +42,9 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
     PyPI once); ``entry`` is the module the argv is given to (default ``verl.trainer.main_ppo``, or the
     ``python -m`` module of ``source``); ``source`` is the launch file the argv starts with: its locations
     and findings are kept; ``megatron_core`` and ``bridge`` (:func:`verl_mindspeed.stack.parse_bridge_option`) give
-    the stack's layers the options name (:func:`choose_stack`).
+    the stack's layers the options name (:func:`choose_stack`); ``verl_source`` a verl or verl-recipe checkout
+    whose entries and configs are composed as verl composes them (else an entry or config the tree lacks is judged
+    against the verl config it extends).
     """
     locations: list[Optional[Location]] = []
     if source is not None:
@@ -51,7 +53,7 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
     if verl_config_dir is not None and not _is_dir(verl_config_dir):
         raise EvaluationError(tr("--verl-config-dir {path} is not a directory", path=verl_config_dir))
     try:
-        comp = compose_argv(argv, verl_config_dir, verl_version=verl_version, entry=entry)
+        comp = compose_argv(argv, verl_config_dir, verl_version=verl_version, entry=entry, verl_source=verl_source)
     except OSError as exc:  # a path the file system refuses (too long, no permission...)
         raise EvaluationError(tr("cannot read {path}: {reason}", path=_short(exc.filename), reason=exc.strerror
                                  or str(exc))) from exc

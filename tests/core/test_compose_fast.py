@@ -108,7 +108,7 @@ def _launches() -> list[Path]:
 
 def test_the_suites_compositions_are_hydras(_compose_each_launch_once):
     """The suite composes the top-level part of a launch once and applies the dotted overrides with Hydra's own
-    code (``tests/compose_memo.py``): over every launch, what it hands out is what Hydra composes, struct flag
+    code (``verl_mindspeed.compose._memo``): over every launch, what it hands out is what Hydra composes, struct flag
     included, and each copy is a test's own."""
     from verl_mindspeed import compose as package
     from verl_mindspeed.launch import read_args_file
@@ -154,3 +154,41 @@ def test_interpolations_parsed_once_resolve_as_omegaconf_does():
                 OmegaConf.resolve(again)
             assert OmegaConf.to_yaml(again) == OmegaConf.to_yaml(plain), example.name
         assert omegaconf.base.parse is plain_parse
+
+
+def test_check_files_composes_the_tree_once_and_judges_each_file_as_check_does(tmp_path, capsys):
+    """``check-files`` composes verl's tree once per config and set of top-level overrides
+    (``verl_mindspeed.compose._memo.composed_once``): three launches of one config cost one composition, and each
+    file's verdict is the one ``check`` gives it alone."""
+    import json
+
+    from verl_mindspeed.cli import main
+    from verl_mindspeed.compose import _hydra_run, _memo
+
+    calls = []
+    plain = _hydra_run.compose
+
+    def counting(*args):
+        calls.append(args[1:2])
+        return plain(*args)
+
+    tp = "actor_rollout_ref.actor.megatron.tensor_model_parallel_size"
+    files = []
+    for n, size in enumerate((1, 2, 3)):
+        path = tmp_path / f"launch{n}.args"
+        path.write_text(f"--config-name=ppo_megatron_trainer\n{tp}={size}\nalgorithm.adv_estimator=grpo\n")
+        files.append(str(path))
+    _hydra_run.compose = counting
+    try:
+        with _memo.composed_once():
+            cfgs = [compose_argv(["--config-name=ppo_megatron_trainer", f"{tp}={s}"]).cfg for s in (1, 2, 3)]
+    finally:
+        _hydra_run.compose = plain
+    assert len(calls) == 1 and [OmegaConf.select(c, tp) for c in cfgs] == [1, 2, 3]
+    assert main(["check-files", *files, "--json"]) in (0, 1)
+    together = {f["path"]: sorted((i["rule"], i["key"]) for i in f["errors"]) for f in
+                json.loads(capsys.readouterr().out)["files"]}
+    for path in files:
+        main(["check", "--args-file", path, "--json"])
+        alone = json.loads(capsys.readouterr().out)
+        assert together[path] == sorted((i["rule"], i["key"]) for i in alone["errors"]), path

@@ -52,6 +52,10 @@ def add_check_options(p: argparse.ArgumentParser, lang: str) -> None:
     _upstream.add_options(p, lang)
     p.add_argument("--verl-config-dir", metavar="DIR",
                    help=say(tr("verl's trainer/config directory (default: the installed verl's)")))
+    p.add_argument("--verl-source", metavar="DIR", help=say(tr(
+        "a verl source checkout, or a verl-recipe checkout, whose entries and config folders the launch uses "
+        "(recipes, a patched verl, a pull request's configs); without it such a launch is judged against the verl "
+        "config it extends")))
     p.add_argument("--verl-version", metavar="VERSION", help=say(tr(
         "check against this verl release's config tree instead of the installed verl's (downloaded from PyPI "
         "once, then cached)")))
@@ -114,7 +118,8 @@ def check_one(argv: list[str], ns: argparse.Namespace,
     res = evaluate(argv, strict=ns.strict, verl_config_dir=ns.verl_config_dir, model_config=ns.model_config,
                    release=ns.mindspeed_release, launcher=ns.launcher, device_memory_gib=ns.device_memory_gib,
                    verl_version=ns.verl_version, entry=ns.entry, source=source,
-                   megatron_core=getattr(ns, "megatron_core", None), bridge=getattr(ns, "bridge", None))
+                   megatron_core=getattr(ns, "megatron_core", None), bridge=getattr(ns, "bridge", None),
+                   verl_source=getattr(ns, "verl_source", None))
     _upstream.judge(res, ns, src)
     elapsed = time.perf_counter() - start
     fmt = output_format(ns)

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
+from ..compose._memo import composed_once
 from ..errors import EvaluationError
 from ..i18n import render, tr, trn
 from ..launch import read_launch_file
@@ -24,6 +25,8 @@ RUN = re.compile(r"verl-mindspeed\s+run\b")
 #: Module prefixes of a verl launch: verl's own entries (main_ppo, the experimental one-step-off and fully-async
 #: mains, sft...), recipes, and verl-mindspeed's launcher.
 ENTRY_PREFIXES = ("verl.", "recipe.", "verl_mindspeed.")
+#: Top-level sections of verl's trainer config: a launch that overrides them runs a verl trainer, whatever its module.
+VERL_SECTIONS = ("actor_rollout_ref.", "critic.", "algorithm.", "trainer.", "data.")
 
 
 def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
@@ -56,13 +59,19 @@ def skip_reason(path: str) -> Optional[Any]:
         launch = None
     if launch is not None and launch.entry is None:
         return None  # one argument per line: the args format
-    if launch is not None and launch.entry.startswith(ENTRY_PREFIXES):
+    if launch is not None and (launch.entry.startswith(ENTRY_PREFIXES) or _verl_overrides(launch.argv)):
         return None
     if RUN.search(text):
         return None
     if launch is None:
         return tr("no 'python3 -m <module> ...' launch line")
     return tr("launches {module}, not a verl entry", module=launch.entry)
+
+
+def _verl_overrides(argv: list[str]) -> bool:
+    """Whether a launch of another module (``python3 -m main_gkd`` run inside a recipe folder) writes verl's
+    config: a recipe entry run by its short name is still a verl launch."""
+    return any(a.lstrip("+~").startswith(VERL_SECTIONS) for a in argv)
 
 
 def _one(path: str, ns: argparse.Namespace) -> tuple[int, dict[str, Any], str, list]:
@@ -83,7 +92,8 @@ def run(ns: argparse.Namespace) -> int:
     reasons = {p: skip_reason(p) for p in ns.files}
     checked = [p for p in ns.files if reasons[p] is None]
     skipped = [p for p in ns.files if p not in checked]
-    results = [(path, *_one(path, ns)) for path in checked]
+    with composed_once():  # verl's tree composed once for the files that share a config: each further file is cheap
+        results = [(path, *_one(path, ns)) for path in checked]
     code = max((r[1] for r in results), default=0)
     if fmt == "json":
         print(_output.dump({"schema_version": SCHEMA_VERSION, "ok": code == 0, "exit_code": code,

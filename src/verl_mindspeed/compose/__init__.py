@@ -11,7 +11,7 @@ so every problem is reported at once.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -24,12 +24,14 @@ from ..catalog import OTC
 from ..errors import EvaluationError, Issue
 from ..i18n import tr
 from ..overrides import LaunchArgs, parse_overrides, split_argv
+from ..resolver._suggest import edit_distance, nearest
 from ._dataclasses import DataclassIndex
-from ._entry import DEFAULT_ENTRY, Entry, entry_with_config, map_foreign_path, module_file, read_entry
+from ._entry import DEFAULT_ENTRY, Entry, EntryNotFound, entry_with_config, map_foreign_path, module_file, read_entry
 from ._fast import accelerated, read_yaml
 from ._hydra_errors import KeyContext, issue_for_failure
 from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
 from ._launchline import split_pasted
+from ._standin import MEGATRON_BASE, RECIPES, StandIn, base_of, source_root, unchecked
 from ._trees import installed_tree, release_tree
 
 MAX_RETRIES = 40
@@ -53,6 +55,10 @@ class VerlTree:
     """The config composed (set by :func:`compose_argv`)."""
     notes: list[Issue] = field(default_factory=list)
     """Notes about how the tree was chosen (an author's absolute ``--config-path`` mapped onto it)."""
+    recipe_dir: Optional[Path] = None
+    """Where the ``recipe`` package lives when ``--verl-source`` gives a verl-recipe checkout."""
+    standin: Optional[StandIn] = None
+    """Set when the launch's entry or config is not in the tree and a verl config it extends is composed instead."""
 
     @property
     def trainer_config_dir(self) -> Path:
@@ -67,10 +73,29 @@ class VerlTree:
 
 
 def find_verl_tree(config_dir: Optional[str] = None, config_path: Optional[str] = None, *,
-                   version: Optional[str] = None, entry: Optional[str] = None) -> VerlTree:
+                   version: Optional[str] = None, entry: Optional[str] = None,
+                   source: Optional[str] = None) -> VerlTree:
     """Locate the config folder to compose: ``config_dir`` if given, else the entry's folder (or
-    ``config_path``) in verl ``version``'s tree (fetched once) or in the installed verl (never imported)."""
-    if config_dir is not None:
+    ``config_path``) in the ``source`` checkout (``--verl-source``: verl's, or a verl-recipe checkout over the
+    tree chosen otherwise), verl ``version``'s tree (fetched once) or the installed verl (never imported). An
+    entry the tree lacks is stood in for by the verl config it extends (:mod:`._standin`)."""
+    recipe = None
+    if source is not None:
+        if config_dir is not None:
+            raise EvaluationError(tr("--verl-source and --verl-config-dir choose the tree two ways; give one"))
+        checkout, recipe = source_root(source)
+        if checkout is None and recipe is None:
+            raise EvaluationError(tr("--verl-source {path} holds neither verl/trainer/config (a verl checkout) nor "
+                                     "recipe entries (a verl-recipe checkout)", path=source))
+        if checkout is not None:
+            if version is not None:
+                raise EvaluationError(tr("--verl-source {path} is a verl checkout and --verl-version names another "
+                                         "tree; give one", path=source))
+            config_dir = None
+    if source is not None and checkout is not None:
+        root = checkout
+        label = tree_version(root / "verl" / "trainer" / "config") or tr("source {path}", path=root)
+    elif config_dir is not None:
         directory = Path(config_dir)
         if not directory.is_dir():
             raise EvaluationError(tr("verl config directory not found: {path}", path=directory))
@@ -97,8 +122,20 @@ def find_verl_tree(config_dir: Optional[str] = None, config_path: Optional[str] 
                                      "to check against a release from PyPI, or pass --verl-config-dir pointing "
                                      "at verl/trainer/config"))
         root, label = found
-    tree = VerlTree(root / "verl" / "trainer", root / "verl" / "trainer" / "config", label, root=root)
-    tree.entry = read_entry(root, entry or DEFAULT_ENTRY, label)
+    tree = VerlTree(root / "verl" / "trainer", root / "verl" / "trainer" / "config", label, root=root,
+                    recipe_dir=recipe)
+    try:
+        tree.entry = read_entry(root, entry or DEFAULT_ENTRY, label, recipe)
+    except EntryNotFound:
+        if source is not None:
+            raise EvaluationError(tr("entry module {module} is in neither verl {version} nor --verl-source {path}",
+                                     module=entry, version=label, path=source)) from None
+        assert entry is not None
+        stand = read_entry(root, DEFAULT_ENTRY, label)
+        tree.entry = replace(stand, module=entry, validates="fully_async" not in entry)
+        tree.standin = StandIn(entry, RECIPES.get(entry), MEGATRON_BASE, "entry")
+        if config_path and not (Path(config_path).is_absolute() and Path(config_path).is_dir()):
+            config_path = None  # relative to the missing entry's folder, or the author's own machine
     tree.config_dir = _config_folder(tree, config_path)
     tree.known_megatron_keys, tree.otc_defaults = _engine_keys(tree.trainer_config_dir)
     return tree
@@ -185,19 +222,20 @@ class Composition:
 
 
 def compose_argv(argv: list[str], verl_config_dir: Optional[str] = None, *, verl_version: Optional[str] = None,
-                 entry: Optional[str] = None) -> Composition:
+                 entry: Optional[str] = None, verl_source: Optional[str] = None) -> Composition:
     """Compose verl's config for a launch argv; raises :class:`EvaluationError` when that is impossible.
 
     ``verl_version`` checks against that release's tree instead of the installed verl's; ``entry`` is the
-    module the argv is given to (default ``verl.trainer.main_ppo``). YAML is read at C speed and each override
+    module the argv is given to (default ``verl.trainer.main_ppo``); ``verl_source`` a verl or verl-recipe
+    checkout whose entries and configs compose as verl composes them. YAML is read at C speed and each override
     parsed once (:mod:`._fast`); the result is Hydra's.
     """
     with accelerated():
-        return _compose_argv(argv, verl_config_dir, verl_version, entry)
+        return _compose_argv(argv, verl_config_dir, verl_version, entry, verl_source)
 
 
 def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version: Optional[str],
-                  entry: Optional[str]) -> Composition:
+                  entry: Optional[str], verl_source: Optional[str] = None) -> Composition:
     if verl_config_dir and verl_version:
         raise EvaluationError(tr("--verl-config-dir and --verl-version choose the tree two ways; give one"))
     args: LaunchArgs = split_argv(argv)
@@ -206,27 +244,20 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
     for folder in added:
         if not Path(folder).is_dir():
             raise EvaluationError(tr("verl config directory not found: {path}", path=folder))
-    tree = find_verl_tree(verl_config_dir, args.config_path, version=verl_version, entry=entry)
-    name = args.config_name or (tree.entry.config_name if tree.entry else None) or "ppo_trainer"
-    primary = next((d / f"{name}.yaml" for d in [tree.config_dir, *map(Path, added)] if (d / f"{name}.yaml").is_file()),
-                   tree.config_dir / f"{name}.yaml")
-    if not primary.is_file():
-        options = sorted(p.stem for p in tree.config_dir.glob("*.yaml"))
-        other = entry_with_config(tree.root, name) if tree.root is not None and entry is None else None
-        if other is not None:
-            raise EvaluationError(tr("config name {name!r} is the config of {module}, not of {default}: check with "
-                                     "--entry {module}, or give the launch script itself to --args-file", name=name,
-                                     module=other, default=tree.entry.module if tree.entry else DEFAULT_ENTRY))
-        raise EvaluationError(tr("config name {name!r} not found in {folder}; available: {options}",
-                                 name=name, folder=tree.config_dir, options=", ".join(options)))
+    tree = find_verl_tree(verl_config_dir, args.config_path, version=verl_version, entry=entry, source=verl_source)
+    name, primary, config_issues = _primary(tree, args, added, entry)
     tree.config_name = name
     context = KeyContext(tree.version, name, tree.dataclasses)
     parsed = parse_overrides(args.overrides)
-    issues: list[Issue] = list(tree.notes)
+    issues: list[Issue] = [*tree.notes, *config_issues]
+    if tree.standin is not None:
+        issues.append(tree.standin.note(tree.version))
     remaining = list(zip(args.overrides, parsed))
+    failed = lambda message, override, at: unchecked(  # noqa: E731
+        issue_for_failure(message, override, at, context), tree.standin)
     for override_text, override in list(remaining):
         if override.is_sweep_override():
-            issues.append(issue_for_failure(sweep_message(override_text), override, None, context))
+            issues.append(failed(sweep_message(override_text), override, None))
             remaining.remove((override_text, override))
     # Hydra's compose API reads the primary config from its main folder only: a primary config found in an added
     # folder makes that folder the main one, and the tree's folder joins the search path in its place.
@@ -249,15 +280,51 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
                 screened = screen(base, remaining)
                 for culprit, message in screened:
                     remaining.remove(culprit)
-                    issues.append(issue_for_failure(message, culprit[1], base, context))
+                    issues.append(failed(message, culprit[1], base))
                 if screened:
                     continue
             culprit = culprit_of(str(exc), remaining)
             if culprit is None:
                 raise EvaluationError(tr("Hydra could not compose the config: {error}", error=exc)) from exc
             remaining.remove(culprit)
-            issues.append(issue_for_failure(str(exc), culprit[1], base, context))
+            issues.append(failed(str(exc), culprit[1], base))
     raise EvaluationError(tr("gave up after {n} failing overrides", n=MAX_RETRIES))
+
+
+def _primary(tree: VerlTree, args: LaunchArgs, added: tuple[str, ...],
+             entry: Optional[str]) -> tuple[str, Path, list[Issue]]:
+    """The config to compose and its file. A name the tree lacks is a near miss (an error with the name meant,
+    composed in its place), another entry's config (check with that entry), or a config the tree does not have:
+    the verl config it extends stands in for it."""
+    asked = args.config_name or (tree.entry.config_name if tree.entry else None) or "ppo_trainer"
+    if tree.standin is not None:
+        asked = args.config_name or tree.standin.config_name or asked
+    folders = [tree.config_dir, *map(Path, added)]
+    found = next((d / f"{asked}.yaml" for d in folders if (d / f"{asked}.yaml").is_file()), None)
+    if found is not None:
+        if tree.standin is not None:  # the recipe's launch names a verl config: composed as it is
+            tree.standin = replace(tree.standin, config_name=asked, base=asked)
+        return asked, found, []
+    options = sorted(p.stem for p in tree.config_dir.glob("*.yaml") if not p.stem.startswith("_"))
+    other = entry_with_config(tree.root, asked) if tree.root is not None and entry is None else None
+    if other is not None and tree.standin is None:
+        raise EvaluationError(tr("config name {name!r} is the config of {module}, not of {default}: check with "
+                                 "--entry {module}, or give the launch script itself to --args-file", name=asked,
+                                 module=other, default=tree.entry.module if tree.entry else DEFAULT_ENTRY))
+    near = nearest(asked, options) if tree.standin is None else None
+    if near is not None and edit_distance(asked, near) > 2:  # a longer name is a new config, not a typo
+        near = None
+    if near is not None:
+        issue = Issue("error", "--config-name", tr("config name {name!r} not found in {folder}; did you mean {near!r}? "
+                                                   "(checked as {near})", name=asked, folder=tree.config_dir,
+                                                   near=near),
+                      tr("available: {options}", options=", ".join(options)), suggestion=near,
+                      rule="config-name-unknown", override=f"--config-name={near}")
+        return near, tree.config_dir / f"{near}.yaml", [issue]
+    base = base_of(asked, tree.standin.module if tree.standin else None, args.overrides, options)
+    module = tree.standin.module if tree.standin else (tree.entry.module if tree.entry else DEFAULT_ENTRY)
+    tree.standin = StandIn(module, asked, base, tree.standin.missing if tree.standin else "config")
+    return base, tree.config_dir / f"{base}.yaml", []
 
 
 __all__ = ["Composition", "DEFAULT_ENTRY", "VerlTree", "compose_argv", "era_of_tree", "find_verl_tree", "split_pasted",

@@ -34,24 +34,33 @@ class Entry:
     entry does not)."""
 
 
-def module_file(root: Path, module: str) -> Optional[Path]:
-    """The source file of a dotted module inside a tree (``a.b`` -> ``a/b.py`` or ``a/b/__init__.py``)."""
-    base = root.joinpath(*module.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
+class EntryNotFound(EvaluationError):
+    """The entry module is not in the tree (a recipe, a patched verl's entry, a newer release's)."""
+
+
+def module_file(root: Path, module: str, recipe: Optional[Path] = None) -> Optional[Path]:
+    """The source file of a dotted module inside a tree (``a.b`` -> ``a/b.py`` or ``a/b/__init__.py``); a
+    ``recipe.*`` module is looked up in ``recipe`` (a verl-recipe checkout) first when one is given."""
+    bases = [root.joinpath(*module.split("."))]
+    if recipe is not None and module.startswith("recipe."):
+        bases.insert(0, recipe.joinpath(*module.split(".")[1:]))
+    for base in bases:
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
     return None
 
 
-def read_entry(root: Path, module: str, version: str) -> Entry:
-    """The ``@hydra.main`` arguments of ``module`` in the tree at ``root``; EvaluationError if it has none."""
-    path = module_file(root, module)
+def read_entry(root: Path, module: str, version: str, recipe: Optional[Path] = None) -> Entry:
+    """The ``@hydra.main`` arguments of ``module`` in the tree at ``root`` (``recipe``: where the ``recipe``
+    package lives, when not under ``root``); EntryNotFound without the module, EvaluationError without an entry."""
+    path = module_file(root, module, recipe)
     if path is None:
         known = ", ".join(megatron_entries(root)) or "-"
         hint = tr(" (recipes are not part of verl's wheel: check against a verl source checkout that has them)") \
             if module.startswith("recipe.") else ""
-        raise EvaluationError(tr("entry module {module} is not part of verl {version}{hint}; Megatron entries there: "
-                                 "{known}", module=module, version=version, hint=hint, known=known))
+        raise EntryNotFound(tr("entry module {module} is not part of verl {version}{hint}; Megatron entries there: "
+                               "{known}", module=module, version=version, hint=hint, known=known))
     tree = _parse(path)
     found = _hydra_main(tree) if tree is not None else None
     if found is None:
@@ -167,5 +176,5 @@ def _head(path: Path) -> str:
         return ""
 
 
-__all__ = ["DEFAULT_ENTRY", "Entry", "entry_with_config", "map_foreign_path", "megatron_entries", "module_file",
-           "read_entry", "resolve_config_path"]
+__all__ = ["DEFAULT_ENTRY", "Entry", "EntryNotFound", "entry_with_config", "map_foreign_path", "megatron_entries",
+           "module_file", "read_entry", "resolve_config_path"]

@@ -98,6 +98,12 @@ def _missing_key_issue(key: str, value: str, arg: str, base: Optional[DictConfig
             if verdict.kind == "rejected":
                 return rejected_issue(key, arg, verdict, context.version, _keys_at(base, verdict.at.rpartition(".")[0]),
                                       hydra=True, cfg=base)
+    fixed_path = _fixed_section(base, key, anchor)
+    if fixed_path is not None:  # a misspelt section on the way: actor_rollout_ref.actr.megatron.x
+        wrong = anchor.rpartition(".")[2]
+        right = fixed_path[len(anchor.rpartition(".")[0]):].lstrip(".").split(".")[0]
+        return error(key, tr("unknown key '{leaf}'; did you mean '{near}'?", leaf=wrong, near=right), "unknown-key",
+                     suggestion=fixed_path, override=f"{fixed_path}={value}")
     siblings = _keys_at(base, parent)
     near = nearest(leaf, siblings) if siblings else None
     if parent.endswith(OTC):
@@ -119,6 +125,19 @@ def _missing_key_issue(key: str, value: str, arg: str, base: Optional[DictConfig
         hint=tr("Hydra: to append to your config use +key=value (check the spelling first: verl may reject it later)"),
         override=f"+{key}={value}",
     )
+
+
+def _fixed_section(base: Optional[DictConfig], key: str, anchor: str) -> Optional[str]:
+    """``key`` with its first missing section (``anchor``, above the leaf) replaced by the nearest existing one,
+    when the whole corrected path exists."""
+    if base is None or anchor == key or not key.startswith(anchor + "."):
+        return None
+    parent, _, wrong = anchor.rpartition(".")
+    near = nearest(wrong, _keys_at(base, parent))
+    if near is None:
+        return None
+    fixed = f"{parent}.{near}{key[len(anchor):]}" if parent else f"{near}{key[len(anchor):]}"
+    return fixed if _exists(base, fixed) else None
 
 
 def _first_missing(base: Optional[DictConfig], key: str) -> str:

@@ -1,5 +1,6 @@
-"""The suite's compositions, made fast without leaving Hydra: verl's tree composed once per worker for each
-distinct set of top-level overrides, then the launch's dotted overrides applied by Hydra's own code.
+"""Many launches composed fast without leaving Hydra (``check-files``, the test suite): verl's tree composed once
+for each config and distinct set of top-level overrides, then each launch's dotted overrides applied by Hydra's own
+code.
 
 Hydra composes in two steps (``hydra/_internal/config_loader_impl.py``, ``_load_configuration_impl``): the
 defaults list, built from the config name and the config-group overrides (``model_engine=megatron``,
@@ -16,9 +17,11 @@ sweep; and any failure, which Hydra's own compose then reports in its own words.
 
 from __future__ import annotations
 
+import contextlib
 import pickle
+import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -32,7 +35,7 @@ def _dotted(override) -> bool:
 
 
 class ComposeMemo:
-    """A stand-in for ``verl_mindspeed.compose._hydra_run.compose`` with the same signature and result."""
+    """A stand-in for :func:`verl_mindspeed.compose._hydra_run.compose` with the same signature and result."""
 
     def __init__(self, plain: Callable[..., DictConfig]):
         self.plain = plain
@@ -62,3 +65,22 @@ class ComposeMemo:
         except Exception:  # noqa: BLE001 - a failure is Hydra's to report, in its words
             return self.plain(config_dir, name, overrides)
         return cfg
+
+
+@contextlib.contextmanager
+def composed_once() -> Iterator[ComposeMemo]:
+    """Inside, every composition of the package goes through one :class:`ComposeMemo` (verl's tree composed once
+    per config and set of top-level overrides); outside, Hydra's plain compose again."""
+    from . import _hydra_run
+
+    package = sys.modules[__name__.rpartition(".")[0]]
+    plain = _hydra_run.compose
+    memo = ComposeMemo(plain)
+    _hydra_run.compose = package.compose = memo  # type: ignore[assignment]
+    try:
+        yield memo
+    finally:
+        _hydra_run.compose = package.compose = plain  # type: ignore[assignment]
+
+
+__all__ = ["ComposeMemo", "composed_once"]
