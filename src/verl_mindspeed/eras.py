@@ -5,6 +5,10 @@ critic (``create_colocated_worker_cls``). Megatron's parallel state and MindSpee
 process-wide, so the order in which the roles build their models decides what every role really runs
 with. Read from each release's sources (the wheels on PyPI):
 
+``pre-repatch`` (verl 0.4.x and 0.5.x, ``verl/workers/megatron_workers.py``)
+    The workers are built as in ``legacy`` (actor, critic, ref; the actor's sizes initialize the parallel state),
+    but no build calls ``repatch``: MindSpeed keeps the namespace its adaptor parsed at import (its defaults), and
+    a role's dict reaches megatron's ``TransformerConfig`` only as keyword arguments.
 ``legacy`` (verl 0.6.0 to 0.7.x, ``verl/workers/megatron_workers.py``)
     The colocated worker class instantiates the roles in the order ``ray_trainer.init_workers`` adds
     them: actor (``ActorRolloutRefWorker``), critic, ref. ``ActorRolloutRefWorker.__init__`` calls
@@ -39,6 +43,7 @@ from omegaconf import DictConfig, OmegaConf
 from ._version import release_tuple
 from .i18n import tr
 
+PRE_REPATCH = "pre-repatch"
 LEGACY = "legacy"
 ENGINE_07 = "engine-0.7"
 ENGINE = "engine"
@@ -91,6 +96,12 @@ class Era:
 
 
 ERAS = {
+    PRE_REPATCH: Era(
+        id=PRE_REPATCH, releases=tr("verl 0.4.x and 0.5.x"), build_order=("actor", "critic", "ref"),
+        repatch_roles=(), repatch_dict="actor", adds="nothing", owner="actor",
+        cites="verl 0.5.0 verl/workers/megatron_workers.py ActorRolloutRefWorker.__init__ (no repatch; verl 0.6.0 "
+              "added it), CriticWorker.__init__; verl/trainer/ppo/ray_trainer.py init_workers",
+    ),
     LEGACY: Era(
         id=LEGACY, releases=tr("verl 0.6.0 to 0.7.x"), build_order=("actor", "critic", "ref"),
         repatch_roles=("actor", "ref"), repatch_dict="actor", adds="nothing", owner="actor",
@@ -123,10 +134,10 @@ def parse_version(text: str) -> tuple[int, ...]:
 
 
 def era_of(version: str) -> str:
-    """:data:`LEGACY` for verl 0.6.x/0.7.x, :data:`ENGINE` for 0.8 and later; ValueError before 0.6."""
+    """:data:`PRE_REPATCH` before verl 0.6, :data:`LEGACY` for 0.6.x/0.7.x, :data:`ENGINE` for 0.8 and later."""
     parts = parse_version(version)
     if parts[:2] < FIRST_REPATCH:
-        raise ValueError(f"verl {version} predates MindSpeed support (repatch arrived in verl 0.6.0)")
+        return PRE_REPATCH
     return LEGACY if parts[:2] < FIRST_ENGINE else ENGINE
 
 
@@ -138,4 +149,5 @@ def worker_mode(cfg: DictConfig, era: str) -> str:
     return ENGINE_07 if choice == "disable" else LEGACY
 
 
-__all__ = ["ENGINE", "ENGINE_07", "ERAS", "Era", "LEGACY", "PARALLEL_SIZES", "era_of", "parse_version", "worker_mode"]
+__all__ = ["ENGINE", "ENGINE_07", "ERAS", "Era", "LEGACY", "PARALLEL_SIZES", "PRE_REPATCH", "era_of", "parse_version",
+           "worker_mode"]

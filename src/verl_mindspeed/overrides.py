@@ -60,6 +60,19 @@ def split_override(arg: str) -> tuple[str, str, str]:
     return arg[: len(arg) - len(body)], key, value
 
 
+def parse_each(overrides: list[str]) -> tuple[list[tuple[str, Override]], list[tuple[int, str, str]]]:
+    """Parse each override alone with Hydra's public parser: (text, parsed) of those it reads, and (position, text,
+    Hydra's first line) of those it refuses, for the launch to report them all and go on without them."""
+    parser = OverridesParser.create()
+    good, bad = [], []
+    for position, text in enumerate(overrides):
+        try:
+            good.extend((text, o) for o in parser.parse_overrides([text]))
+        except Exception as exc:  # hydra's OverrideParseException and friends
+            bad.append((position, text, str(exc).splitlines()[0]))
+    return good, bad
+
+
 def parse_overrides(overrides: list[str]) -> list[Override]:
     """Parse with Hydra's public parser; a syntax error stops evaluation (exit 2) naming the override."""
     parser = OverridesParser.create()

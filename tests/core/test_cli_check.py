@@ -62,13 +62,28 @@ def test_all_errors_reported_at_once(base_cfg, capsys):
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    param(["actor_rollout_ref.actor.megatron.tensor_model_parallel_size=[1"], "cannot parse override", id="syntax"),
-    param(["--config-name=no_such_trainer"], "config name 'no_such_trainer' not found", id="config-name"),
     param(["--config-path=/nonexistent/dir"], "verl config directory not found", id="config-path"),
 ])
 def test_cannot_evaluate_exits_2(base_cfg, capsys, argv, fragment):
     assert main(["check", *argv]) == 2
     assert fragment in capsys.readouterr().err
+
+
+def test_an_argument_hydra_cannot_parse_is_an_error_of_the_launch(base_cfg, capsys):
+    """verl refuses such a launch before composing it: an error on that argument, the rest still judged. A path
+    Hydra cannot lex (``~/data``) gets the quoted value as its fix, which parses; a broken list gets none (quoting it
+    would make a size a string); a bare word the shell split off a value gets none either."""
+    tp = "actor_rollout_ref.actor.megatron.tensor_model_parallel_size"
+    argv = [*BASE, f"{tp}=[1", "data.train_files=~/data/train.parquet", "with", f"+{O}use_flash_atn=True"]
+    assert main(["check", "--json", *argv]) == 1
+    errors = {e["key"]: e for e in json.loads(capsys.readouterr().out)["errors"]}
+    assert errors[tp]["rule"] == errors["with"]["rule"] == "hydra-parse"
+    assert errors[tp]["override"] is None and errors["with"]["override"] is None
+    assert errors["data.train_files"]["override"] == "\"data.train_files='~/data/train.parquet'\""
+    assert errors[f"{O}use_flash_atn"]["rule"] == "unknown-key"  # judged past the refused arguments
+    fixed = [a for a in argv if a not in (f"{tp}=[1", "with", "data.train_files=~/data/train.parquet")]
+    assert main(["check", "--json", *fixed, "data.train_files='~/data/train.parquet'"]) == 1
+    assert "hydra-parse" not in {e["rule"] for e in json.loads(capsys.readouterr().out)["errors"]}
 
 
 def test_text_report(base_cfg, capsys):

@@ -375,6 +375,12 @@ CASES = [
      "it also has no repatch, so verl would ignore the switches use_flash_attn, use_fused_rmsnorm",
      {O + "use_fused_rmsnorm": True},
      {"release": "2.1.0_core_r0.12.1", "pass_opts": {}}),
+    # verl 0.4/0.5 build the roles but never call repatch: the dict's MindSpeed switches do nothing there
+    ("verl-no-repatch", {O + "use_fused_rmsnorm": True}, "warning", O[:-1],
+     "verl 0.4.x and 0.5.x never hand override_transformer_config to MindSpeed (repatch arrived in verl 0.6.0): its "
+     "MindSpeed switches use_flash_attn, use_fused_rmsnorm keep MindSpeed's defaults and have no effect, and "
+     "MindSpeed's own checks of them do not run", {O + "use_fused_rmsnorm": True},
+     {"era": "pre-repatch", "pass_opts": {"era": "legacy"}}),
     # the stack's own rules (rules/stack.py): judged on a stack, as check and the guard do
     ("stack-bridge-import", {}, "error", M + "vanilla_mbridge",
      "verl 0.9.1 builds this role through Megatron-Bridge (megatron.vanilla_mbridge=False, verl's default), and no "

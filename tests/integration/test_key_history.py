@@ -213,12 +213,17 @@ def test_experimental_keys_on_the_main_entry_point_at_their_entry(capsys):
     assert "--entry verl.experimental.fully_async_policy.fully_async_main" in err["hint"]
 
 
-def test_an_entry_a_release_lacks_cannot_be_evaluated(capsys):
+def test_an_entry_a_release_lacks_is_judged_against_the_config_it_extends(capsys):
+    """An entry the release lacks (a later release's, a recipe) still gets a verdict: the Megatron trainer config
+    stands in for its config, and a note says so and how to check the rest."""
     tree("0.7.1")
-    assert main(["check", "--verl-version", "0.7.1", "--entry", "verl.experimental.one_step_off_policy.main_ppo"]) == 2
-    assert "is not part of verl 0.7.1" in capsys.readouterr().err
-    assert main(["check", "--entry", "recipe.dapo.main_dapo"]) == 2
-    assert "recipes are not part of verl's wheel" in capsys.readouterr().err
+    for version, entry in (("0.7.1", "verl.experimental.one_step_off_policy.main_ppo"),
+                           ("0.9.1", "recipe.dapo.main_dapo")):
+        code, data = check(capsys, "--verl-version", version, "--entry", entry)
+        assert code in (0, 1)
+        note = next(n for n in data["notes"] if n["rule"] == "entry-standin")
+        assert f"{entry} is not part of verl {version}" in note["message"]
+        assert data["versions"]["verl_config"].endswith("ppo_megatron_trainer.yaml")
 
 
 def test_a_recipe_entry_in_a_source_checkout(capsys, tmp_path):

@@ -40,9 +40,12 @@ def test_era_of_version(text, era):
     assert vv.era_of(text) == era
 
 
-def test_era_before_repatch_is_refused():
-    with pytest.raises(ValueError, match="0.6.0"):
-        vv.era_of("0.5.0")
+def test_era_before_repatch_hands_mindspeed_nothing():
+    """verl 0.4/0.5 build the roles as the legacy workers do but never call repatch (it arrived in 0.6.0)."""
+    assert vv.era_of("0.5.0") == vv.era_of("0.4.1") == vv.PRE_REPATCH
+    spec = vv.ERAS[vv.PRE_REPATCH]
+    assert not any(spec.repatches(r) for r in ("actor", "critic", "ref"))
+    assert spec.owner_of(["ref", "actor"]) == "actor"
 
 
 def test_engine_keys_come_from_the_tree(verl_tree):

@@ -23,12 +23,12 @@ from .. import eras
 from ..catalog import OTC
 from ..errors import EvaluationError, Issue
 from ..i18n import tr
-from ..overrides import LaunchArgs, parse_overrides, split_argv
+from ..overrides import LaunchArgs, parse_each, split_argv
 from ..resolver._suggest import edit_distance, nearest
 from ._dataclasses import DataclassIndex
 from ._entry import DEFAULT_ENTRY, Entry, EntryNotFound, entry_with_config, map_foreign_path, module_file, read_entry
 from ._fast import accelerated, read_yaml
-from ._hydra_errors import KeyContext, issue_for_failure
+from ._hydra_errors import KeyContext, issue_for_failure, unparsable_issue
 from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
 from ._launchline import split_pasted
 from ._standin import MEGATRON_BASE, RECIPES, StandIn, base_of, source_root, unchecked
@@ -248,11 +248,11 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
     name, primary, config_issues = _primary(tree, args, added, entry)
     tree.config_name = name
     context = KeyContext(tree.version, name, tree.dataclasses)
-    parsed = parse_overrides(args.overrides)
+    remaining, refused = parse_each(args.overrides)
     issues: list[Issue] = [*tree.notes, *config_issues]
     if tree.standin is not None:
         issues.append(tree.standin.note(tree.version))
-    remaining = list(zip(args.overrides, parsed))
+    issues += [unparsable_issue(text, error, args.overrides[:at]) for at, text, error in refused]
     failed = lambda message, override, at: unchecked(  # noqa: E731
         issue_for_failure(message, override, at, context), tree.standin)
     for override_text, override in list(remaining):
@@ -297,10 +297,10 @@ def _primary(tree: VerlTree, args: LaunchArgs, added: tuple[str, ...],
     composed in its place), another entry's config (check with that entry), or a config the tree does not have:
     the verl config it extends stands in for it."""
     asked = args.config_name or (tree.entry.config_name if tree.entry else None) or "ppo_trainer"
-    if tree.standin is not None:
-        asked = args.config_name or tree.standin.config_name or asked
+    if tree.standin is not None:  # the entry's own name when known; main_ppo's says nothing about it
+        asked = args.config_name or tree.standin.config_name
     folders = [tree.config_dir, *map(Path, added)]
-    found = next((d / f"{asked}.yaml" for d in folders if (d / f"{asked}.yaml").is_file()), None)
+    found = next((d / f"{asked}.yaml" for d in folders if (d / f"{asked}.yaml").is_file()), None) if asked else None
     if found is not None:
         if tree.standin is not None:  # the recipe's launch names a verl config: composed as it is
             tree.standin = replace(tree.standin, config_name=asked, base=asked)

@@ -7,7 +7,7 @@ another entry point's config) has it; a key verl's config dataclass would reject
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Optional, Sequence
 
 from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig
@@ -42,6 +42,36 @@ def issue_for_failure(message: str, override: Override, base: Optional[DictConfi
     at the argument as written whatever follows it."""
     issue = _issue_for_failure(message, override, base, context)
     return replace(issue, replaces=override.input_line or None)
+
+
+def unparsable_issue(text: str, error: str, before: Sequence[str]) -> Issue:
+    """An argument Hydra's override grammar refuses: verl stops at once, before composing. A value Hydra cannot
+    lex (``~/data``, ``a b``) parses quoted; a bare word is a value with spaces the shell split into arguments."""
+    prefix, key, value = split_override(text)
+    if "=" not in text:
+        after = before[-1] if before else ""
+        return Issue("error", text, tr(
+            "'{arg}' is not an override (key=value): Hydra refuses the launch ({error}); a value with spaces after "
+            "'{after}' that the shell split into several arguments?", arg=text, error=error, after=after),
+            tr("quote the variable or value in the launch script (\"$VAR\"), or delete the argument"),
+            rule="hydra-parse", replaces=text)
+    quoted = f"{prefix}{key}='{value}'" if "'" not in value else f'{prefix}{key}="{value}"'
+    # a path or a name parses quoted; a broken list, dict or number does not become what was meant by quoting it
+    fix = quoted if _parses(quoted) and not set(value) & set("[]{}()") and not value[:1].isdigit() else None
+    return Issue("error", key, tr(
+        "Hydra cannot parse the value of {key} ({error}), so verl refuses the launch before composing it",
+        key=key, error=error), tr("quote the value: Hydra then reads it as one string") if fix else "",
+        rule="hydra-parse", override=fix, replaces=text)
+
+
+def _parses(text: str) -> bool:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    try:
+        OverridesParser.create().parse_overrides([text])
+        return True
+    except Exception:  # noqa: BLE001 - any refusal of Hydra's grammar
+        return False
 
 
 def _issue_for_failure(message: str, override: Override, base: Optional[DictConfig],

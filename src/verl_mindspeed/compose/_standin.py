@@ -37,13 +37,15 @@ RECIPES: dict[str, str] = {
     "recipe.gkd.megatron.main_gkd": "on_policy_distill_trainer",
     "recipe.transfer_queue.main_ppo": "ppo_trainer",
     "recipe.fault_recover.main_ppo": "ppo_trainer",
+    "verl.experimental.one_step_off_policy.main_ppo": "one_step_off_ppo_trainer",
+    "verl.experimental.fully_async_policy.fully_async_main": "fully_async_ppo_trainer",
     "verl.trainer.main_dapo": "dapo_trainer",
     "verl.trainer.main_ppo_npu": "ppo_trainer",
 }
 
 #: Composition failures a recipe's own config may answer: a key the base lacks, or one another verl config has.
 _RECIPE_MAY_DEFINE = frozenset({"unknown-key", "hydra-missing-plus", "verl-key-other-config", "verl-entry-config",
-                                "verl-engine-not-selected"})
+                                "verl-engine-not-selected", "verl-key-added"})
 
 
 @dataclass(frozen=True)

@@ -189,8 +189,9 @@ def resolve(
     ctx = Context(world_size=world, release=release, model=model, config=cfg, era=spec,
                   injected=injected, device_memory_gib=device_memory_gib, builds=sim.builds,
                   driver_validates=driver_validates, stack=stack)
+    handed = has_repatch and any(spec.repatches(name) for name in inputs)  # verl 0.4/0.5 never call repatch
     for rule in RULES:
-        if rule.mindspeed and not has_repatch and rule.id != "no-repatch":
+        if rule.mindspeed and not handed and rule.id not in ("no-repatch", "verl-no-repatch"):
             continue  # MindSpeed never sees the dict: its checks cannot fire
         found: list[Issue] = []
         if rule.scope == "run":
@@ -219,10 +220,10 @@ def _injected(sim: Simulation, model: Any) -> tuple[dict[str, dict[str, Any]], l
     shared = _shared_switches(builds, spec) if spec.repatch_dict == "own" else {}
     given: dict[str, dict[str, Any]] = {}
     for name, build in builds.items():
-        if spec.id != eras.LEGACY or name == "actor":
+        if spec.repatch_dict != "actor" or name == "actor":
             given[name], found = injected_dict(build, shared.get(name, {}), model)
             notes += found
-    if spec.id == eras.LEGACY and "actor" in given:
+    if spec.repatch_dict == "actor" and "actor" in given:
         for name, build in builds.items():
             if build.inherits_actor and name != "actor":
                 given[name] = dict(given["actor"])

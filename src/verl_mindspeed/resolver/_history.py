@@ -212,6 +212,9 @@ def _merge(bucket: list[Issue], args_by_key: dict[str, str]) -> Issue:
         message = tr("{n} arguments set keys of {base}, but this launch composes {config}: verl {version} has them "
                      "only in {base}", n=len(bucket), base=params["base"], config=params["config"],
                      version=params["version"])
+        if str(params["config"]).startswith(("sft", "eval")):  # another trainer: the PPO config is no fix for it
+            return error(first.key, message, RULE_CONFIG, hint=tr("delete these arguments ({args})",
+                                                                   args=_shown(args)))
         return error(first.key, message, RULE_CONFIG, override=f"--config-name={params['base']}",
                      hint=tr("compose {base}; or delete these arguments ({args})", base=params["base"],
                              args=_shown(args)))

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Optional, Sequence
 
 from ..errors import Issue, Location
+from ..i18n import tr
 from ..overrides import split_override
 from ._history import group, occupied
 from ._keys import check_added_keys
@@ -28,11 +29,25 @@ def review(issues: Sequence[Issue], cfg: Any, argv: Sequence[str], tree: Any = N
         out = [i for i in out if not (i.rule == "unknown-megatron-key" and i.key in explained)]
         have = {(i.key, i.rule) for i in out}
         out = [*(i for i in added if (i.key, i.rule) not in have), *out]
+    out = [_verl_default(i, argv) for i in out]
     out = group(out, _args_by_key(argv))
     out = _follow_actor(_fix(i, cfg, argv) for i in out)
     if locations:
         out = [_locate(i, argv, locations) for i in out]
     return out
+
+
+def _verl_default(issue: Issue, argv: Sequence[str]) -> Issue:
+    """A bad value no argument writes is verl's own default (verl 0.5.0's ref YAML has the string ``None`` for a
+    size it never reads): every launch of that release has it and ran, so it is a warning, not the launch's error."""
+    if issue.rule != "value" or issue.severity != "error":
+        return issue
+    for arg in argv:
+        key = split_override(arg)[1]
+        if "=" in arg and (key == issue.key or issue.key.startswith(key + ".") or key == "mindspeed"):
+            return issue
+    return replace(issue, severity="warning", rule="value-verl-default", override=None, message=tr(
+        "{message}: verl's own default, which the launch does not write", message=issue.message))
 
 
 def _args_by_key(argv: Sequence[str]) -> dict[str, str]:

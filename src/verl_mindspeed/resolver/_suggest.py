@@ -121,9 +121,13 @@ def nearest(key: str, candidates: Iterable[str], preferred: Iterable[str] = ()) 
     if typos:
         return _pick(typos, prefer)
     if len(mine) >= 2:
-        partial = [c for c in pool if c in prefer and _one_word_missing(mine, words(c))]
-        if partial:
-            return _pick([(0.0, c) for c in partial], prefer)
+        partial = [c for c in pool if _one_word_missing(mine, words(c))]
+        preferred = [c for c in partial if c in prefer]
+        if preferred:
+            return _pick([(0.0, c) for c in preferred], prefer)
+        same_start = [c for c in partial if words(c)[0] == mine[0]]
+        if len(mine) >= 3 and (len(partial) == 1 or len(same_start) == 1):  # one word dropped, one key it can be
+            return partial[0] if len(partial) == 1 else same_start[0]
     return None
 
 

@@ -95,7 +95,7 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     fires, and the one stage, first and last at once, builds ``num_layers_in_last_pipeline_stage`` layers."""
     spec = _model(ctx)
     first, last = _int(role.given.get(_FIRST)), _int(role.given.get(_LAST))
-    if first is not None and last is not None and role.pp == 1:
+    if first is not None and last is not None and role.built_size("pipeline_model_parallel_size") == 1:
         yield error(role.key(_LAST), tr(
             "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage at pipeline_model_parallel_size"
             "=1: megatron-core raises nothing and builds num_layers_in_last_pipeline_stage={last} layers{of}",

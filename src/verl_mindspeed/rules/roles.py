@@ -156,3 +156,20 @@ def no_repatch(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
         "megatron.training's get_args(), which verl never initializes (AssertionError: args is not initialized); "
         "it also has no repatch, so verl would ignore the switches {keys}", release=ctx.release,
         keys=", ".join(switches) or "-"), "no-repatch", hint=tr("use MindSpeed 2.2.0 or later"))
+
+
+@rule("verl-no-repatch", scope="run", holds_for="verl 0.4.x and 0.5.x",
+      cites="verl 0.5.0 verl/workers/megatron_workers.py (no repatch: verl 0.6.0 added it); "
+            "mindspeed/megatron_adaptor.py (the namespace parsed at import)")
+def verl_no_repatch(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
+    """Before verl 0.6 no build hands the dict to MindSpeed: its switches there reach megatron's config only."""
+    if ctx.era is None or any(ctx.era.repatches(name) for name in roles):
+        return
+    switches = sorted({k for v in roles.values() for k in v.given if universe.is_process_wide(k) and v.given[k] not in
+                       (None, False)})
+    if switches:
+        yield warning("actor_rollout_ref.actor.megatron.override_transformer_config", tr(
+            "{era} never hand override_transformer_config to MindSpeed (repatch arrived in verl 0.6.0): its MindSpeed "
+            "switches {keys} keep MindSpeed's defaults and have no effect, and MindSpeed's own checks of them do not "
+            "run", era=ctx.era.releases, keys=", ".join(switches)), "verl-no-repatch",
+            hint=tr("run on verl 0.6.0 or later for MindSpeed to read them"))
