@@ -1,4 +1,4 @@
-"""The ``verl-mindspeed`` command line: check, check-files, features, plan, presets, run.
+"""The ``verl-mindspeed`` command line: check, check-files, doctor, features, plan, presets, run.
 
 Exit status: 0 no errors, 1 the configuration has errors, 2 the command could not be evaluated
 (bad arguments, missing files, no verl). No command prints a traceback: an unexpected failure is
@@ -20,11 +20,11 @@ from . import _args, _output
 from ._args import _Version
 
 #: Each command and the module that defines it (imported when it is needed: a check does not load the planner).
-MODULES = {"check": "check", "check-files": "check_files", "features": "features", "plan": "plan",
+MODULES = {"check": "check", "check-files": "check_files", "doctor": "doctor", "features": "features", "plan": "plan",
            "presets": "presets", "run": "run", "upstream-env": "upstream_env"}
 COMMANDS = tuple(MODULES)
 #: Commands whose own options may come anywhere in a launch argv.
-LAUNCH_COMMANDS = ("check", "run")
+LAUNCH_COMMANDS = ("check", "run", "doctor")
 
 
 def build_parser(lang: str = "en", only: Optional[str] = None) -> _args.Parser:
@@ -50,8 +50,9 @@ def _parse(parser: _args.Parser, args: list[str]):
         sub = _subparser(parser, command)
         module, rest = split_pasted(args[1:])  # a whole 'python3 -m MODULE ...' line pasted as arguments
         ours, launch = _args.split_own(rest, _args.own_options(sub))
-        ns = parser.parse_args([command, *ours])
-        ns.argv = launch
+        head = launch[:1] if command == "doctor" else []  # doctor LOG [ARGV...]: the log comes first
+        ns = parser.parse_args([command, *ours, *head])
+        ns.argv = launch[len(head):]
         if module and getattr(ns, "entry", None) is None:
             ns.entry = module
         ns.own_options = sorted(_args.own_options(sub))

@@ -1,0 +1,192 @@
+"""``verl-mindspeed doctor``: from a failed run's log to the launch key at fault and the line that fixes it.
+
+:func:`diagnose` reads the log (:mod:`._log`), takes each first raise, matches it to its upstream raise site
+(:mod:`._sites`, an index generated from every release's sources), binds the values its message printed to the
+expressions the site formats and maps the fields its condition reads to launch keys (:mod:`._blame`). With the
+launch given, ``check`` replays it (:mod:`._replay`): a cause is *confirmed* when ``check`` reproduces the failure
+on that key and its fix clears it. Without it, the site's own condition, run on the printed values, gives the
+nearest value that would not have raised (:mod:`._solve`). A failure no launch key caused (a package's version, the
+environment, memory or network, upstream code) blames no key and says what it is.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from ..i18n import Msg, tr
+from ..launch import LaunchFile
+from ..overrides import split_override
+from ._blame import Cause, Verdict, engine_keys, environment, fields_of, hydra_key, not_the_launch, paths_for, solve
+from ._log import Raised, clean, exceptions, roots
+from ._replay import Replay, clears, replay
+from ._sites import Match, by_line, match
+
+#: At most this many distinct first raises are explained (a log of a thousand workers repeats one).
+MOST = 8
+
+
+@dataclass
+class Failure:
+    raised: Raised
+    site: Optional[Match]
+    verdict: Verdict
+
+
+@dataclass
+class Diagnosis:
+    failures: list[Failure] = field(default_factory=list)
+    lines: int = 0
+    raised: int = 0
+    """How many exceptions the log shows (every worker's, wrappers included)."""
+    launch_given: bool = False
+
+    @property
+    def causes(self) -> list[Cause]:
+        seen: dict[str, Cause] = {}
+        for failure in self.failures:
+            for cause in failure.verdict.causes:
+                if cause.key not in seen or (cause.fix and not seen[cause.key].fix):
+                    seen[cause.key] = cause
+        return list(seen.values())
+
+    @property
+    def exit_code(self) -> int:
+        if not self.failures:
+            return 2
+        return 1 if all(f.verdict.kind == "unknown" for f in self.failures) else 0
+
+
+def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[LaunchFile] = None,
+             **options: Any) -> Diagnosis:
+    """The diagnosis of a log; ``argv``/``source`` the launch that failed (replayed by ``check`` with ``options``:
+    ``verl_version``, ``release``, ``model_config``...)."""
+    found = exceptions(text) or _known_lines(text)
+    launch = replay(list(argv), source, **options) if argv is not None else None
+    firsts = roots(found)[:MOST]
+    return Diagnosis([_one(r, launch, options) for r in firsts], len(text.splitlines()), len(found),
+                     argv is not None)
+
+
+def _known_lines(text: str) -> list[Raised]:
+    """Without any ``Type: message`` line (a cut log, a test summary, a message quoted alone), the lines that are a
+    raise site's message, typed as that site raises."""
+    out = []
+    for stream, line, number in clean(text)[:5000]:
+        found = by_line(line) if len(line.strip()) >= 24 else None
+        if found is not None:
+            out.append(Raised(found.site.exception, line.strip().lstrip("-*# ").strip(), [], stream, number))
+    return out
+
+
+def _one(raised: Raised, launch: Optional[Replay], options: dict) -> Failure:
+    site = match(raised)
+    return Failure(raised, site, _verdict(raised, site, launch, options))
+
+
+def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], options: dict) -> Verdict:
+    what = _what(raised, site)
+    hydra = hydra_key(raised, site) if _composition(raised, site) else None
+    if hydra is not None:
+        return _hydra(hydra[0], hydra[1], what, launch, options)
+    env = environment(raised, site)
+    if env is not None:
+        return Verdict("env", tr("{what}: the environment variable {var} decides it", what=what, var=env.key), [env],
+                       certainty="likely")
+    fields = fields_of(site) if site is not None else []
+    package = site.site.package if site is not None else "verl"
+    settable = [f for f in fields if paths_for(f, package) or (launch and _written(launch, f) and paths_for(f))]
+    if site is not None and settable:
+        return _settings(site, settable, what, launch, options)
+    return not_the_launch(raised, site)
+
+
+def _composition(raised: Raised, site: Optional[Match]) -> bool:
+    return raised.type in ("ConfigCompositionException", "ConfigKeyError", "ConfigAttributeError",
+                           "MissingMandatoryValue") or (site is not None and site.site.package in ("hydra-core",
+                                                                                                   "omegaconf"))
+
+
+def _hydra(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], options: dict) -> Verdict:
+    """A key Hydra refused: the log names it; ``check`` gives the fix (on the launch, or on that one argument)."""
+    probe = launch
+    if launch is None or not launch.about([key]):
+        written = arg.lstrip("+") if arg and "=" in arg else f"{key}=null"  # Hydra's advice adds the '+'
+        probe = replay(["--config-name=ppo_megatron_trainer", written], None, **_tree_options(options))
+    found = probe.about([key]) if probe else []
+    issue = found[0] if found else None
+    confirmed = bool(issue and launch is not None and probe is launch and clears(launch, issue, **options))
+    fix = issue.override if issue else None
+    return Verdict("override", what, [Cause(key, fix, confirmed)], (key.rsplit(".", 1)[-1],),
+                   "confirmed" if confirmed else "likely")
+
+
+def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Replay], options: dict) -> Verdict:
+    causes: list[Cause] = []
+    if launch is not None:
+        keys = [k for f in settable for k in _written(launch, f)]
+        for issue in launch.about(keys, settable, cites=os.path.basename(site.site.file)):
+            causes.append(Cause(issue.key, issue.override, clears(launch, issue, **options)))
+        if causes:
+            return Verdict("override", what, _unique(causes), tuple(settable), "confirmed")
+    package = site.site.package
+    for leaf in settable:
+        value = solve(site, leaf)
+        written = _written(launch, leaf) if launch is not None else []
+        bound = [e for e in site.bound if e.rsplit(".", 1)[-1] == leaf]
+        if bound and written:  # the argument whose value the message printed
+            printed = str(site.bound[bound[0]]).strip()
+            written = [k for k in written if _value(launch, k) == printed] or written
+        keys = (written or paths_for(leaf, package))[:2]
+        if value is not None:  # the setting the condition moves: the others it reads are context
+            return Verdict("override", what, [Cause(k, _line(k, value)) for k in keys], tuple(settable), "likely")
+        causes += [Cause(k) for k in keys]
+    certainty = "likely" if any(c.fix for c in causes) else "possible"
+    return Verdict("override", what, _unique(causes), tuple(settable), certainty)
+
+
+def _written(launch: Optional[Replay], leaf: str) -> list[str]:
+    if launch is None:
+        return []
+    keys = [split_override(a)[1] for a in launch.argv if "=" in a and not a.startswith("-")]
+    return [k for k in keys if k.rsplit(".", 1)[-1] == leaf]
+
+
+def _value(launch: Replay, key: str) -> Optional[str]:
+    for arg in reversed(launch.argv):
+        prefix, k, value = split_override(arg)
+        if k == key:
+            return value.strip("'\"")
+    return None
+
+
+def _line(key: str, value: Any) -> str:
+    leaf = key.rsplit(".", 1)[-1]
+    return f"{key}={value}" if leaf in engine_keys() or ".override_transformer_config." not in key \
+        else f"++{key}={value}"
+
+
+def _unique(causes: list[Cause]) -> list[Cause]:
+    seen: dict[str, Cause] = {}
+    for cause in causes:
+        if cause.key not in seen or (cause.fix and not seen[cause.key].fix):
+            seen[cause.key] = cause
+    return list(seen.values())
+
+
+def _tree_options(options: dict) -> dict:
+    return {k: v for k, v in options.items() if k in ("verl_version", "verl_config_dir", "verl_source")}
+
+
+def _what(raised: Raised, site: Optional[Match]) -> Msg:
+    first = raised.message.splitlines()[0][:240] if raised.message else ""
+    if site is None:
+        return tr("{type}: {message}", type=raised.type, message=first)
+    releases = ", ".join(site.releases[:4]) + (" ..." if len(site.releases) > 4 else "")
+    return tr("{type} raised at {file} ({package} {releases}, {function}): {message}", type=raised.type,
+              file=site.site.file, package=site.site.package, releases=releases, function=site.site.function,
+              message=first)
+
+
+__all__ = ["Cause", "Diagnosis", "Failure", "Verdict", "diagnose"]

@@ -1,0 +1,191 @@
+"""A matched raise -> the launch keys (or environment variables) at fault and a fix, or what failed instead.
+
+The site's condition fields are mapped to what a launch writes: a parallel size to the role's ``megatron.*`` key,
+a MindSpeed or megatron option to ``override_transformer_config``, a verl key by its path, Hydra's quoted key as
+it is. A model fact (heads, layers, hidden size) is never blamed: the launch cannot change the model. Where no field
+is the launch's, the failure is named for what it is (a package's version, the environment, the machine's memory
+or network, upstream code) and no key is blamed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Optional
+
+from .. import catalog, eras
+from ..catalog import OTC, universe, verl_keys
+from ..i18n import Msg, tr
+from ._log import Raised
+from ._sites import Match, sites
+from ._solve import nearest_passing, value_of
+
+ACTOR = "actor_rollout_ref.actor.megatron."
+#: What the model decides, not the launch: never blamed.
+MODEL_FIELDS = frozenset({
+    "num_attention_heads", "num_query_groups", "num_key_value_heads", "num_layers", "hidden_size",
+    "ffn_hidden_size", "num_moe_experts", "num_experts", "vocab_size", "kv_channels", "padded_vocab_size",
+    "max_position_embeddings", "moe_ffn_hidden_size", "first_k_dense_replace", "num_hidden_layers", "head_dim",
+    "intermediate_size", "num_key_value_groups", "world_size", "data_parallel_size", "rank"})
+_HYDRA_KEY = re.compile(r"(?:Could not override|Key|An item is already at|Could not delete from config\.|"
+                        r"Could not append to config\. An item is already at) '(?P<key>[\w.@/-]+)'")
+_APPEND = re.compile(r"To append to your config use \+(?P<arg>\S+)")
+_ENV = re.compile(r"(?:environment variable|env var(?:iable)?|export)\s+`?(?P<var>[A-Z][A-Z0-9_]{2,})`?"
+                  r"(?:[^.\n]*?(?:\bto\b|=)\s*`?(?P<value>[\w./:-]+))?", re.I)
+_MODULE = re.compile(r"No module named '(?P<mod>[\w.]+)'|cannot import name '(?P<name>\w+)' from '(?P<from>[\w.]+)'"
+                     r"|(?:module|type object) '(?P<amod>[\w.]+)' has no attribute '(?P<attr>\w+)'")
+
+
+@dataclass
+class Cause:
+    key: str
+    """The launch key (full dotted path) or environment variable at fault."""
+    fix: Optional[str] = None
+    """The line to paste (an override, or ``export VAR=value``), when one is known."""
+    confirmed: bool = False
+    """``check`` on the given launch reproduces the failure on this key, and the fix clears it."""
+
+
+@dataclass
+class Verdict:
+    kind: str
+    """``override``, ``env``, ``version-skew``, ``resource``, ``upstream`` or ``unknown``."""
+    what: Msg
+    """What the failure is, in a sentence."""
+    causes: list[Cause] = field(default_factory=list)
+    fields: tuple[str, ...] = ()
+    """The settings the raise's condition reads (for a launch not given: which keys to look at)."""
+    certainty: str = "possible"
+    """``confirmed`` (the replay reproduces it), ``likely`` (bound values name the key) or ``possible``."""
+
+
+@lru_cache(maxsize=1)
+def _verl_leaves() -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for path in verl_keys._data()["keys"]:
+        out.setdefault(path.rsplit(".", 1)[-1], []).append(path)
+    return {k: tuple(sorted(v, key=len)) for k, v in out.items()}
+
+
+def engine_keys() -> frozenset[str]:
+    return frozenset({f.name for f in catalog.flags("megatron")} | set(eras.PARALLEL_SIZES))
+
+
+#: Packages whose fields are megatron's or MindSpeed's settings (the engine's sizes, override_transformer_config).
+MEGATRON_SIDE = ("megatron-core", "megatron-training", "mindspeed", "megatron-bridge", "mbridge")
+
+
+def paths_for(leaf: str, package: str = "verl") -> list[str]:
+    """The launch paths a setting named ``leaf`` of a ``package`` raise is written at when the launch is not given
+    (the actor's first). The stack decides: megatron's and MindSpeed's fields are the engine's sizes or
+    override_transformer_config keys; verl's are verl's keys of that name, when the name says which (a generic name,
+    ``name`` or ``device``, says nothing)."""
+    if leaf in MODEL_FIELDS:
+        return []
+    if leaf in engine_keys():
+        return [ACTOR + leaf]
+    if package in MEGATRON_SIDE:
+        return [f"{ACTOR}{OTC}.{leaf}"] if leaf in universe.known_otc_keys() else []
+    if package == "verl" and "_" in leaf and len(leaf) >= 8:
+        return list(_verl_leaves().get(leaf, ()))[:2]
+    return []
+
+
+def hydra_key(raised: Raised, found: Optional[Match]) -> Optional[tuple[str, Optional[str]]]:
+    """(key, the argument as the log shows it) of a Hydra composition failure."""
+    bound = found.bound if found else {}
+    key = bound.get("override.key_or_group") or bound.get("key")
+    hit = _HYDRA_KEY.search(raised.message)
+    key = key or (hit.group("key") if hit else None)
+    if not key or not re.fullmatch(r"[\w.@/+~-]+", key):
+        return None
+    append = _APPEND.search(raised.message)
+    arg = append.group("arg") if append else (bound.get("override.input_line") or "").split(" ")[0] or None
+    return key.lstrip("+~"), arg
+
+
+def environment(raised: Raised, found: Optional[Match]) -> Optional[Cause]:
+    hit = _ENV.search(raised.message)
+    condition = found.site.condition if found and found.site.condition else ""
+    if hit is None:
+        env = re.search(r"environ(?:\.get)?\(?\[?['\"](?P<var>[A-Z][A-Z0-9_]+)['\"]", condition)
+        if env is None and raised.type == "KeyError" and re.fullmatch(r"'[A-Z][A-Z0-9_]{2,}'", raised.message.strip()):
+            return Cause(raised.message.strip().strip("'"))
+        return Cause(env.group("var")) if env else None
+    value = hit.group("value")
+    return Cause(hit.group("var"), f"export {hit.group('var')}={value}" if value else None)
+
+
+def fields_of(found: Match) -> list[str]:
+    return [f for f in found.site.fields if f not in MODEL_FIELDS]
+
+
+def solve(found: Match, leaf: str) -> Optional[int]:
+    """The nearest value of the setting ``leaf`` for which the site's own condition does not raise."""
+    site = found.site
+    if not site.condition:
+        return None
+    values = {expr: value_of(text) for expr, text in found.bound.items()}
+    expr = next((e for e in values if e.rsplit(".", 1)[-1] == leaf or e == leaf), None)
+    return nearest_passing(site.condition, site.raises_when_false, values, expr) if expr else None
+
+
+def not_the_launch(raised: Raised, found: Optional[Match]) -> Verdict:
+    """What a failure no launch key caused is: a package's version, the machine, or upstream code."""
+    message = raised.message
+    module = _MODULE.search(message)
+    if raised.type in ("ImportError", "ModuleNotFoundError") or (raised.type == "AttributeError" and module and
+                                                                  module.group("amod")) or (
+            raised.type == "AttributeError" and "type object" in message):
+        name = module.group("mod") or module.group("from") or module.group("amod") if module else message[:80]
+        return Verdict("version-skew", tr(
+            "{type}: the installed {name} does not match what the code importing it expects (a package missing, too "
+            "old or too new for the others): no launch key is at fault", type=raised.type, name=name),
+            certainty="likely")
+    if re.search(r"unexpected keyword argument|missing \d+ required positional|takes \d+ positional argument",
+                 message) and raised.type == "TypeError":
+        return Verdict("version-skew", tr(
+            "TypeError between two packages' functions ({message}): their versions do not match; no launch key is at "
+            "fault", message=message.splitlines()[0][:160]), certainty="possible")
+    if re.search(r"out of memory|OutOfMemory|\bOOM\b|内存不足|NPU memory", message, re.I):
+        return Verdict("resource", tr(
+            "the device ran out of memory ({message}): no launch key is wrong as such; the memory the layout needs "
+            "is the question (verl-mindspeed plan, or check with --model-config for the estimated peak)",
+            message=message.splitlines()[0][:160]), certainty="likely")
+    if re.search(r"timed? ?out|timeout|HCCL|NCCL|socket|connection (?:refused|reset)|EI\d{4}", message, re.I):
+        return Verdict("resource", tr(
+            "a collective or connection between processes failed ({message}): the network or a peer process, not a "
+            "launch key", message=message.splitlines()[0][:160]), certainty="possible")
+    if found is not None:
+        gone = _gone(found)
+        where = f"{found.site.file} ({found.site.package} {', '.join(found.releases[:4])})"
+        if gone:
+            return Verdict("upstream", tr(
+                "raised by {where}, a check that {package} {release} no longer has: upgrading removes it; no "
+                "launch key is at fault", where=where, package=found.site.package, release=gone), certainty="likely")
+        return Verdict("upstream", tr("raised by {where} on a condition no launch key sets: {condition}", where=where,
+                                      condition=found.site.condition or "-"), certainty="possible")
+    return Verdict("unknown", tr("{type}: {message}", type=raised.type, message=message.splitlines()[0][:200]),
+                   certainty="none")
+
+
+def _gone(found: Match) -> Optional[str]:
+    """The first release of the site's package, after those that have the site, that no longer raises there (for
+    packages released in one line; MindSpeed's branches are not one)."""
+    if found.site.package == "mindspeed":
+        return None
+    have = {r for r, _ in found.site.releases}
+    order = _releases_of(found.site.package)
+    last = max((order.index(r) for r in have if r in order), default=None)
+    return next((r for r in order[last + 1:] if r not in have), None) if last is not None else None
+
+
+@lru_cache(maxsize=None)
+def _releases_of(package: str) -> tuple[str, ...]:
+    seen = {release for site in sites() if site.package == package for release, _ in site.releases}
+    return tuple(sorted(seen, key=lambda r: tuple(int(x) for x in re.findall(r"\d+", r))))
+
+
+__all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "hydra_key",
+           "not_the_launch", "paths_for", "solve"]

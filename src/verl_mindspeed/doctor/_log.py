@@ -1,0 +1,163 @@
+"""A failed run's log -> the exceptions it holds, each with its frames, its worker and its place in the log.
+
+A verl log interleaves the driver's output with Ray's ``(TaskRunner pid=…)`` / ``(WorkerDict pid=…, ip=…)``
+prefixes, ANSI colours and ``[repeated 7x across cluster]`` tails, in English and Chinese. Lines are first split by
+the process that wrote them, so that each worker's traceback reads whole; then every traceback and every bare
+``Type: message`` line is an exception. Chained tracebacks ("The above exception was the direct cause…", "During
+handling…") keep their order: the first is the root. Ray's re-raises (``RayTaskError(AssertionError)``,
+``ActorDiedError``, ``ray::Worker.method()``) are marked as wrappers: the raise they carry is what matters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+_PREFIX = re.compile(r"^\s*\((?P<who>[A-Za-z_][\w.:-]*)(?:\s+pid=(?P<pid>\d+))?(?:,\s*ip=[\w.:]+)?\)\s?")
+_RANK = re.compile(r"^\s*\[(?:rank|RANK)\s*\d+\]:?\s?")
+_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>\S+))?')
+#: ``pkg.mod.SomeError: message`` (or without a message); also after a short tag (``traceback: ``, ``E   ``).
+_EXC = re.compile(r"^(?:\s*(?:E\s+|#\s*|>\s*|traceback:\s*|error:\s*|\[rank\d+\]:\s*|\S*ERROR\S*\s+)?)"
+                  r"(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)"
+                  r"|KeyError|StopIteration))(?:\((?P<inner>[A-Za-z_][\w.]*)\))?(?::\s?(?P<msg>.*))?\s*$")
+_CHAIN = ("The above exception was the direct cause of the following exception",
+          "During handling of the above exception, another exception occurred")
+_WRAPPERS = ("RayTaskError", "RayActorError", "ActorDiedError", "RaySystemError", "WorkerCrashedError",
+             "ActorUnavailableError", "TaskUnschedulableError")
+_HYDRA_LINES = re.compile(r"^(?:Could not override|Could not append|Could not delete|Key '[^']+' is not in struct|"
+                          r"Error merging override|Could not load|In '[^']+': Could not find|"
+                          r"Cannot find primary config)")
+
+
+@dataclass
+class Raised:
+    """One exception the log shows."""
+
+    type: str
+    """The class as printed, without its module (``AssertionError``, ``ConfigCompositionException``)."""
+    message: str
+    """The message: the exception line's text and the lines that continue it."""
+    frames: list[tuple[str, int, str]] = field(default_factory=list)
+    """The traceback's frames (file, line, function), outermost first; empty for a bare line."""
+    stream: str = "driver"
+    """The process that printed it (``WorkerDict pid=1234``, or ``driver``)."""
+    position: int = 0
+    """Its line in the log (1-based)."""
+    wrapper: bool = False
+    """A re-raise (Ray's task and actor errors): the raise it carries is the cause."""
+    chained: bool = False
+    """Raised while handling an earlier exception of the same traceback print (not the root)."""
+    inner: Optional[str] = None
+    """The type a Ray wrapper names: ``RayTaskError(AssertionError)``."""
+
+    @property
+    def last_frame(self) -> Optional[tuple[str, int, str]]:
+        return self.frames[-1] if self.frames else None
+
+    def key(self) -> tuple[str, str]:
+        return self.type, " ".join(self.message.split())[:300]
+
+
+def clean(text: str) -> list[tuple[str, str, int]]:
+    """(stream, line, 1-based position) for each line, colours and Ray's prefixes and tails removed."""
+    out = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = _REPEATED.sub("", _ANSI.sub("", raw.replace("\r", "")))
+        stream = "driver"
+        match = _PREFIX.match(line)
+        if match and (match.group("pid") or match.group("who") in ("TaskRunner", "WorkerDict", "raylet")):
+            stream = f"{match.group('who')} pid={match.group('pid')}" if match.group("pid") else match.group("who")
+            line = line[match.end():]
+        rank = _RANK.match(line)
+        if rank:  # torchrun's per-rank prefix: the rank is the process
+            stream, line = rank.group(0).strip().rstrip(":").strip("[]"), line[rank.end():]
+        out.append((stream, line, number))
+    return out
+
+
+def exceptions(text: str) -> list[Raised]:
+    """Every exception the log holds, in the order printed (per stream, then by position)."""
+    streams: dict[str, list[tuple[str, int]]] = {}
+    for stream, line, number in clean(text):
+        streams.setdefault(stream, []).append((line, number))
+    found: list[Raised] = []
+    for stream, lines in streams.items():
+        found += _read(stream, lines)
+    return sorted(found, key=lambda r: r.position)
+
+
+def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
+    found: list[Raised] = []
+    frames: list[tuple[str, int, str]] = []
+    in_trace = chained = pending_chain = False
+    i = 0
+    while i < len(lines):
+        line, number = lines[i]
+        stripped = line.strip()
+        if stripped.startswith("Traceback (most recent call last)"):
+            in_trace, frames, chained, pending_chain = True, [], pending_chain, False
+            i += 1
+            continue
+        if any(stripped.startswith(c) for c in _CHAIN):
+            pending_chain = True
+            i += 1
+            continue
+        frame = _FRAME.match(line)
+        if frame:  # a cut log may start inside a traceback: its frames count without the header
+            in_trace = True
+            frames.append((frame.group("file"), int(frame.group("line")), frame.group("fn") or ""))
+            i += 1
+            continue
+        match = _EXC.match(line)
+        if match and not line.startswith((" " * 4, "\t")):
+            message, i = _message(match.group("msg") or "", lines, i + 1)
+            kind = match.group("type").rsplit(".", 1)[-1]
+            found.append(Raised(kind, message, frames if in_trace else [], stream, number,
+                                wrapper=kind in _WRAPPERS or message.lstrip().startswith("ray::"),
+                                chained=chained and in_trace, inner=match.group("inner")))
+            in_trace, frames, chained = False, [], False
+            continue
+        if _HYDRA_LINES.match(stripped):  # Hydra prints its error without a type unless HYDRA_FULL_ERROR=1
+            message, i = _message(stripped, lines, i + 1)
+            found.append(Raised("ConfigCompositionException", message, [], stream, number))
+            continue
+        if in_trace and stripped and not line.startswith((" ", "\t")) and not stripped.startswith("^"):
+            in_trace, frames = False, []  # a traceback that ended without an exception line (cut)
+        i += 1
+    return found
+
+
+def _message(first: str, lines: list[tuple[str, int]], i: int) -> tuple[str, int]:
+    """An exception's message and the index after it: the continuation lines until a blank line, a frame, a new
+    traceback or another exception line (at most 12 lines)."""
+    parts = [first]
+    while i < len(lines) and len(parts) < 12:
+        line = lines[i][0]
+        stripped = line.strip()
+        if not stripped or _FRAME.match(line) or stripped.startswith("Traceback") or _EXC.match(line) or \
+                any(stripped.startswith(c) for c in _CHAIN) or stripped.startswith(("Error executing job",
+                                                                                    "Set the environment variable")):
+            break
+        parts.append(stripped)
+        i += 1
+    return "\n".join(p for p in parts if p is not None).strip(), i
+
+
+def roots(found: list[Raised]) -> list[Raised]:
+    """The first raises: per distinct (type, message), the earliest that is neither a wrapper nor raised while
+    handling another; a wrapper's message stands only when the log holds nothing else."""
+    out: dict[tuple[str, str], Raised] = {}
+    for raised in found:
+        if raised.wrapper or raised.chained:
+            continue
+        out.setdefault(raised.key(), raised)
+    if not out:
+        for raised in found:
+            out.setdefault(raised.key(), raised)
+    return list(out.values())
+
+
+__all__ = ["Raised", "clean", "exceptions", "roots"]

@@ -1,0 +1,73 @@
+"""Replaying a launch: ``check`` on it, the issues that speak of a failure's keys, and whether a fix clears them.
+
+A fix is pasted as the report prints it: in place of the argument it ``replaces`` (one Hydra refuses as written),
+else after the launch's arguments; the launch is then checked again.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+from ..errors import EvaluationError, Issue
+from ..launch import LaunchFile, evaluate
+from ..overrides import split_override
+
+
+@dataclass
+class Replay:
+    """What ``check`` says of the launch."""
+
+    argv: list[str]
+    issues: list[Issue]
+    entry: Optional[str] = None
+
+    def about(self, keys: Iterable[str], leaves: Iterable[str] = (), cites: str = "") -> list[Issue]:
+        """The errors on one of ``keys`` (or on a key ending in one of ``leaves``), or of a rule citing ``cites``."""
+        from ..rules._base import RULES
+
+        keys, leaves = set(keys), set(leaves)
+        citing = {r.id for r in RULES if cites and cites in r.cites}
+        return [i for i in self.issues if i.severity == "error" and (
+            i.key in keys or i.key.rsplit(".", 1)[-1] in leaves or i.rule in citing)]
+
+
+def replay(argv: Sequence[str], source: Optional[LaunchFile] = None, **options) -> Optional[Replay]:
+    """``check`` on the launch; None when it cannot be evaluated."""
+    try:
+        res = evaluate(list(argv), source=source, **options)
+    except EvaluationError:
+        return None
+    return Replay(list(argv), list(res.issues), source.entry if source else None)
+
+
+def pasted(argv: Sequence[str], fix: str, replaces: Optional[str] = None) -> list[str]:
+    """The launch with ``fix`` pasted: in place of ``replaces`` when it is one of the arguments, else appended; a
+    key the fix sets replaces the argument that set it."""
+    words = shlex.split(fix)
+    out = list(argv)
+    if replaces and replaces in out:
+        at = out.index(replaces)
+        return out[:at] + words + out[at + 1:]
+    for word in words:
+        key = split_override(word)[1]
+        same = [k for k, a in enumerate(out) if "=" in a and split_override(a)[1] == key and not a.startswith("~")]
+        if same and not word.startswith("~"):
+            out[same[-1]] = word if not out[same[-1]].startswith("+") or word.startswith("+") else "++" + word
+        else:
+            out.append(word)
+    return out
+
+
+def clears(launch: Replay, issue: Issue, source: Optional[LaunchFile] = None, **options) -> bool:
+    """Whether pasting ``issue``'s fix leaves the launch without that error (that rule on that key)."""
+    if not issue.override:
+        return False
+    again = replay(pasted(launch.argv, issue.override, issue.replaces), None, entry=launch.entry, **options)
+    if again is None:
+        return False
+    return not [i for i in again.issues if i.severity == "error" and i.rule == issue.rule and i.key == issue.key]
+
+
+__all__ = ["Replay", "clears", "pasted", "replay"]

@@ -1,0 +1,205 @@
+"""An exception of the log -> the raise site that produced it, and the values its message formats.
+
+The index (``catalog/data/raise_sites.json.gz``, built by ``tools/build_raise_index.py`` from the sources of
+every release here) holds each ``raise``/``assert`` with its message template. A raise is matched by the file and
+line of its traceback's last frame where the log has one (which also tells the release), else by its message
+against every template of that exception type. Each placeholder's expression is bound to the text the message
+holds in its place: ``num_attention_heads ({self.num_attention_heads}) must be a multiple of ...`` read against
+``num_attention_heads (32) must be ...`` gives ``self.num_attention_heads = 32``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from ._log import Raised
+
+INDEX = Path(__file__).resolve().parents[1] / "catalog" / "data" / "raise_sites.json.gz"
+#: The least literal text a template needs to be matched without a frame (``{msg}`` alone matches anything).
+_LEAST_LITERAL = 12
+
+
+@dataclass(frozen=True)
+class Site:
+    package: str
+    file: str
+    function: str
+    exception: str
+    parts: tuple[str, ...]
+    exprs: tuple[str, ...]
+    fields: tuple[str, ...]
+    releases: tuple[tuple[str, int], ...]
+    condition: Optional[str] = None
+    raises_when_false: bool = False
+
+    @property
+    def literal(self) -> int:
+        return sum(len(p.strip()) for p in self.parts)
+
+    def template(self) -> str:
+        return "{}".join(self.parts) if self.exprs else (self.parts[0] if self.parts else "")
+
+
+@dataclass
+class Match:
+    site: Site
+    bound: dict[str, str] = field(default_factory=dict)
+    """Each placeholder's expression -> the text the message holds in its place."""
+    releases: tuple[str, ...] = ()
+    """The releases whose line equals the frame's (all the site's releases when matched by message alone)."""
+    by_frame: bool = False
+    score: float = 0.0
+
+
+@lru_cache(maxsize=1)
+def sites() -> tuple[Site, ...]:
+    data = json.loads(gzip.decompress(INDEX.read_bytes()).decode("utf-8"))
+    return tuple(Site(s["p"], s["f"], s["fn"], s["x"], tuple(s["t"]), tuple(s["v"]), tuple(s["c"]),
+                      tuple(sorted(s["r"].items())), s.get("k"), bool(s.get("w", False))) for s in data["sites"])
+
+
+@lru_cache(maxsize=1)
+def _by_file() -> dict[str, list[Site]]:
+    out: dict[str, list[Site]] = {}
+    for site in sites():
+        out.setdefault(site.file, []).append(site)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _pattern(site: Site) -> Optional[re.Pattern]:
+    if not site.parts:
+        return None
+    pieces = []
+    for k, part in enumerate(site.parts):
+        text = " ".join(part.split())
+        pieces.append(r"\s*".join(re.escape(w) for w in text.split(" ")) if text else "")
+        if k < len(site.exprs):
+            pieces.append(r"\s*(.*?)\s*")
+    try:
+        return re.compile("".join(pieces), re.S)
+    except re.error:
+        return None
+
+
+def relative(path: str) -> Optional[str]:
+    """The index's file name for a frame's path: from the import root (``megatron/``, ``mindspeed/``...)."""
+    path = path.replace("\\", "/")
+    for root in ("megatron/", "mindspeed/", "verl/", "mbridge/", "hydra/", "omegaconf/"):
+        at = path.rfind("/" + root)
+        if at >= 0 or path.startswith(root):
+            return path[at + 1:] if at >= 0 else path
+    return None
+
+
+def _bind(site: Site, message: str) -> Optional[dict[str, str]]:
+    pattern = _pattern(site)
+    if pattern is None:
+        return None
+    text = " ".join(message.split())
+    found = pattern.fullmatch(text) or pattern.search(text)
+    if found is None:
+        return None
+    return {expr: value for expr, value in zip(site.exprs, found.groups())}
+
+
+def match(raised: Raised) -> Optional[Match]:
+    """The raise site of ``raised``: by its traceback's frames first (deepest frame that the index knows), then by
+    its message among the sites that raise its type."""
+    best: Optional[Match] = None
+    for path, line, _fn in reversed(raised.frames):
+        rel = relative(path)
+        if rel is None or rel not in _by_file():
+            continue
+        for site in _by_file()[rel]:
+            if site.exception != raised.type and not (raised.type == "AssertionError" and site.exception ==
+                                                      "AssertionError"):
+                continue
+            at_line = tuple(r for r, n in site.releases if n == line)
+            bound = _bind(site, raised.message) if site.exprs or site.parts else {}
+            if not at_line and bound is None:
+                continue
+            score = 2.0 * bool(at_line) + (1.0 if bound is not None else 0.0) + site.literal / 1000
+            if best is None or score > best.score:
+                best = Match(site, bound or {}, at_line or tuple(r for r, _ in site.releases), True, score)
+        if best is not None:
+            return best
+    return _by_message(raised)
+
+
+def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:
+    best: Optional[Match] = None
+    words = set(_WORD.findall(raised.message))
+    allowed = None if any_type else set(_candidates(raised.type))
+    for site in _by_word_candidates(words):
+        if (allowed is not None and site not in allowed) or site.literal < _LEAST_LITERAL:
+            continue
+        if not _words(site) <= words:
+            continue
+        bound = _bind(site, raised.message)
+        if bound is None:
+            continue
+        score = site.literal / 1000 + (0.5 if _pattern(site).fullmatch(" ".join(raised.message.split())) else 0)
+        if best is None or score > best.score:
+            best = Match(site, bound, tuple(r for r, _ in site.releases), False, score)
+    return best
+
+
+def by_line(line: str) -> Optional[Match]:
+    """A log line that is a known message without its exception type (a cut log, a test's summary)."""
+    found = _by_message(Raised("?", line.strip()), any_type=True)
+    return found if found is not None and found.site.literal >= 2 * _LEAST_LITERAL else None
+
+
+_WORD = re.compile(r"[A-Za-z_]{4,}")
+
+
+@lru_cache(maxsize=None)
+def _words(site: Site) -> frozenset[str]:
+    longest = max(site.parts, key=len) if site.parts else ""
+    return frozenset(_WORD.findall(longest))
+
+
+@lru_cache(maxsize=1)
+def _word_index() -> dict[str, list[Site]]:
+    """Each site under the rarest word of its longest literal part: a message's words find its candidates."""
+    counts: dict[str, int] = {}
+    for site in sites():
+        for word in _words(site):
+            counts[word] = counts.get(word, 0) + 1
+    index: dict[str, list[Site]] = {}
+    for site in sites():
+        if _words(site):
+            index.setdefault(min(_words(site), key=lambda w: (counts[w], w)), []).append(site)
+    return index
+
+
+def _by_word_candidates(words: set[str]) -> list[Site]:
+    index = _word_index()
+    return [site for word in words for site in index.get(word, ())]
+
+
+@lru_cache(maxsize=64)
+def _candidates(kind: str) -> tuple[Site, ...]:
+    same = tuple(s for s in sites() if s.exception == kind)
+    if same:
+        return same
+    return tuple(s for s in sites() if s.exception in ("RuntimeError", "ValueError", "AssertionError",
+                                                          "ConfigCompositionException", "ConfigKeyError"))
+
+
+def number(text: Any) -> Optional[float]:
+    try:
+        value = float(str(text).strip().strip("'\"()[],."))
+    except ValueError:
+        return None
+    return value
+
+
+__all__ = ["INDEX", "Match", "Site", "by_line", "match", "number", "relative", "sites"]

@@ -1,0 +1,128 @@
+"""``verl-mindspeed doctor``: a failed run's log -> its first raise, the raise site, the key at fault and its fix.
+
+The logs here are written the way verl's driver prints them (Ray's process prefixes, colours, chained tracebacks,
+Ray's re-raise of a worker's exception); the raise sites and messages are the real ones of megatron-core, MindSpeed,
+verl and Hydra, read from the generated index. A launch given with the log is replayed by the real ``check``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import FIXTURES, MICRO, require
+from verl_mindspeed.cli import main
+from verl_mindspeed.doctor import diagnose
+from verl_mindspeed.doctor._log import exceptions, roots
+from verl_mindspeed.doctor._sites import match
+
+TP = "actor_rollout_ref.actor.megatron.tensor_model_parallel_size"
+MCORE = "/usr/local/lib/python3.10/site-packages/megatron/core/transformer/transformer_config.py"
+HEADS = "num_attention_heads (32) must be a multiple of tensor_model_parallel_size (3)."
+#: verl's driver prints a worker's exception twice: the worker's own traceback, then Ray's re-raise in the driver.
+RAY_LOG = f"""\x1b[36m(TaskRunner pid=2411)\x1b[0m Traceback (most recent call last):
+\x1b[36m(WorkerDict pid=3001, ip=10.0.0.1)\x1b[0m Traceback (most recent call last):
+\x1b[36m(WorkerDict pid=3001, ip=10.0.0.1)\x1b[0m   File "{MCORE}", line 560, in __post_init__
+\x1b[36m(WorkerDict pid=3001, ip=10.0.0.1)\x1b[0m     raise ValueError(
+\x1b[36m(TaskRunner pid=2411)\x1b[0m   File "/verl/verl/trainer/main_ppo.py", line 317, in run
+\x1b[36m(WorkerDict pid=3001, ip=10.0.0.1)\x1b[0m ValueError: {HEADS}
+\x1b[36m(TaskRunner pid=2411)\x1b[0m ray.exceptions.RayTaskError(ValueError): \
+ray::WorkerDict.actor_rollout_init_model() (pid=3001, ip=10.0.0.1)
+\x1b[36m(TaskRunner pid=2411)\x1b[0m ValueError: {HEADS} [repeated 7x across cluster]
+"""
+QWEN3_8B = str(FIXTURES / "models" / "Qwen3-8B")
+
+
+def test_the_first_raise_is_found_across_interleaved_workers():
+    """Prefixes and colours are taken off, each worker's traceback is read whole, Ray's re-raise is a wrapper and
+    the driver's copy of the message is the same failure: one root, the worker's, with its frame."""
+    found = exceptions(RAY_LOG)
+    assert {r.type for r in found} == {"ValueError", "RayTaskError"}
+    (root,) = roots(found)
+    assert (root.stream, root.message, root.frames[-1][:2]) == ("WorkerDict pid=3001", HEADS, (MCORE, 560))
+
+
+def test_a_chained_traceback_has_its_first_raise_as_root():
+    log = ("Traceback (most recent call last):\n  File \"/x/megatron/core/parallel_state.py\", line 10, in f\n"
+           "KeyError: 'tp'\n\nThe above exception was the direct cause of the following exception:\n\n"
+           "Traceback (most recent call last):\n  File \"/x/y.py\", line 3, in g\nRuntimeError: wrapped\n")
+    assert [r.type for r in roots(exceptions(log))] == ["KeyError"]
+
+
+def test_the_site_is_matched_by_frame_and_the_message_binds_its_values():
+    """megatron-core's heads check: the frame's line says the release, the message binds both sizes."""
+    (root,) = roots(exceptions(RAY_LOG))
+    site = match(root)
+    assert site.site.file == "megatron/core/transformer/transformer_config.py" and site.by_frame
+    assert site.releases == ("0.12.1",)
+    assert site.bound == {"self.num_attention_heads": "32", "self.tensor_model_parallel_size": "3"}
+    assert "tensor_model_parallel_size" in site.site.fields
+
+
+def test_without_the_launch_the_sites_own_condition_gives_the_fix():
+    """The condition megatron-core raises on, run on the printed values: TP 2 is the nearest size that divides 32."""
+    found = diagnose(RAY_LOG)
+    (failure,) = found.failures
+    assert failure.verdict.kind == "override" and found.exit_code == 0
+    assert [(c.key, c.fix) for c in found.causes] == [(TP, f"{TP}=2")]
+
+
+def test_with_the_launch_check_replays_it_and_confirms_the_fix(tmp_path):
+    require("verl")
+    argv = ["--config-name=ppo_megatron_trainer", f"{TP}=3", *MICRO]
+    found = diagnose(RAY_LOG, argv, model_config=QWEN3_8B)
+    (cause,) = found.causes
+    assert (cause.key, cause.confirmed) == (TP, True)
+    assert cause.fix.startswith(f"{TP}=") and found.failures[0].verdict.certainty == "confirmed"
+
+
+def test_a_key_hydra_refuses_gets_checks_fix():
+    """Hydra's refusal names the key; check's did-you-mean gives the line (a word dropped from the key)."""
+    require("verl")
+    log = ("Error executing job with overrides: ['actor_rollout_ref.actor.megatron.tensor_parallel_size=2']\n"
+           "Could not override 'actor_rollout_ref.actor.megatron.tensor_parallel_size'.\n"
+           "To append to your config use +actor_rollout_ref.actor.megatron.tensor_parallel_size=2\n"
+           "Key 'tensor_parallel_size' is not in struct\n")
+    (cause,) = diagnose(log).causes
+    assert (cause.key, cause.fix) == ("actor_rollout_ref.actor.megatron.tensor_parallel_size", f"{TP}=2")
+
+
+@pytest.mark.parametrize("log, kind", [
+    ("ModuleNotFoundError: No module named 'megatron.bridge'", "version-skew"),
+    ("AttributeError: type object 'ModelType' has no attribute 'encoder_and_decoder'", "version-skew"),
+    ("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB", "resource"),
+    ("RuntimeError: HCCL function error: HcclAllreduce(...), error code is 6 (EI0006: socket timeout)", "resource"),
+])
+def test_no_blame_without_a_fault(log, kind):
+    found = diagnose(log)
+    assert (found.failures[0].verdict.kind, found.causes, found.exit_code) == (kind, [], 0)
+
+
+def test_an_environment_variable_at_fault_is_named_with_its_line():
+    log = ("AssertionError: Using tensor model parallelism or context parallelism require setting the environment "
+           "variable CUDA_DEVICE_MAX_CONNECTIONS to 1")
+    (cause,) = diagnose(log).causes
+    assert (cause.key, cause.fix) == ("CUDA_DEVICE_MAX_CONNECTIONS", "export CUDA_DEVICE_MAX_CONNECTIONS=1")
+
+
+def test_exit_codes_and_the_cli(tmp_path, capsys):
+    """0: a cause; 1: a failure no cause is found for; 2: no failure in the log, or no log. JSON has ``causes``
+    with ``key`` and ``fix``; Chinese has the same content."""
+    log = tmp_path / "run.log"
+    log.write_text(RAY_LOG)
+    assert main(["doctor", str(log), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["causes"] == [{"key": TP, "fix": f"{TP}=2", "confirmed": False}]
+    assert data["failures"][0]["site"]["lines"]["0.16.1"] == 925
+    assert main(["doctor", str(log), "--lang", "zh"]) == 0
+    text = capsys.readouterr().out
+    assert f"{TP}=2" in text and "修复" in text
+    unknown = tmp_path / "unknown.log"
+    unknown.write_text("RuntimeError: something nobody wrote\n")
+    assert main(["doctor", str(unknown)]) == 1
+    capsys.readouterr()
+    empty = tmp_path / "empty.log"
+    empty.write_text("step 1 done\nstep 2 done\n")
+    assert main(["doctor", str(empty)]) == 2
+    assert main(["doctor", str(tmp_path / "missing.log")]) == 2

@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""Build the index of raise sites ``verl-mindspeed doctor`` matches a failed run's exception against.
+
+    python tools/build_raise_index.py [--upstream ../shared/upstream] [--check]
+
+Every ``raise X(message)`` and ``assert cond, message`` in the sources of each release here is read with ``ast``
+(never imported) and kept with:
+
+- the package, release(s) and the line in each, the file (relative to the import root), the function;
+- the exception class; the message as a template: its literal parts and, between them, the expression each
+  placeholder formats (f-strings, ``str.format``, ``%``, ``+``, and a message assigned to a local name first);
+- the fields its condition reads (``if``/``assert`` tests: ``x.attr`` -> ``attr``, ``getattr(x, "attr")`` ->
+  ``attr``), the locals it reads and what they were computed from in the same function, and the fields the message
+  formats;
+- the condition itself (``k``) and whether it raises when the condition is false (``w``: an ``assert``, or an
+  ``else`` branch) or true (an ``if``), so that values read off a message can be put back into it.
+
+Sources: MindSpeed's release archives and Megatron-LM's ``megatron/training`` (``--upstream``), Megatron-Bridge's
+archives there; megatron-core 0.12.1, 0.15.3, 0.16.1 and 0.18.2, Megatron-Bridge 0.4.1, mbridge 0.15.1, verl 0.5.0
+to 0.9.1, Hydra and OmegaConf as PyPI wheels (``pip download``, once, cached under ``~/.cache/verl-mindspeed``).
+``--check`` rebuilds in memory and exits 1 when the shipped index differs; ``tests/conformance/test_raise_index.py``
+rebuilds the archives' part, which needs no download, and compares it with the shipped index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gzip
+import io
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+from typing import Iterable, Iterator, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "src" / "verl_mindspeed" / "catalog" / "data" / "raise_sites.json.gz"
+CACHE = Path.home() / ".cache" / "verl-mindspeed" / "wheels"
+
+#: (package, version, the import roots kept from its wheel)
+WHEELS = [
+    ("megatron-core", "0.12.1", ("megatron/core/",)),
+    ("megatron-core", "0.16.1", ("megatron/core/",)),
+    ("megatron-core", "0.15.3", ("megatron/core/",)),
+    ("megatron-core", "0.18.2", ("megatron/core/",)),
+    ("megatron-bridge", "0.4.1", ("megatron/bridge/",)),
+    ("mbridge", "0.15.1", ("mbridge/",)),
+    *[("verl", v, ("verl/",)) for v in ("0.5.0", "0.6.1", "0.7.1", "0.8.0", "0.9.1")],
+    ("hydra-core", "1.3.2", ("hydra/",)),
+    ("omegaconf", "2.3.0", ("omegaconf/",)),
+]
+#: Releases published for Python 3.12 and later only.
+NEEDS_312 = {("megatron-core", "0.18.2"), ("megatron-bridge", "0.4.1")}
+SKIP = re.compile(r"(^|/)(tests?|test_[^/]*|examples?|docs?)(/|$)")
+
+
+def wheel(package: str, version: str) -> Path:
+    """The wheel of ``package==version``, downloaded once into the cache."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    norm = package.replace("-", "_")
+    found = sorted(CACHE.glob(f"{norm}-{version}-*.whl"))
+    if not found:
+        python = ["--python-version", "3.12"] if (package, version) in NEEDS_312 else []
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", *python,
+                        "-d", str(CACHE), f"{package}=={version}"], check=True, stderr=subprocess.DEVNULL)
+        found = sorted(CACHE.glob(f"{norm}-{version}-*.whl"))
+    if not found:
+        raise SystemExit(f"no wheel for {package}=={version}")
+    return found[0]
+
+
+def wheel_files(path: Path, roots: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+    with zipfile.ZipFile(path) as zf:
+        for name in sorted(zf.namelist()):
+            if name.endswith(".py") and name.startswith(roots) and not SKIP.search(name):
+                yield name, zf.read(name).decode("utf-8", errors="replace")
+
+
+def archive_files(path: Path, marker: str) -> Iterator[tuple[str, str]]:
+    """Python files of a source archive, relative to the folder that holds ``marker`` (``mindspeed/``...)."""
+    with tarfile.open(path) as tf:
+        for member in tf.getmembers():
+            name = member.name
+            at = name.find(marker)
+            if at < 0 or not name.endswith(".py") or not member.isfile():
+                continue
+            rel = name[at:]
+            if SKIP.search(rel):
+                continue
+            handle = tf.extractfile(member)
+            if handle is not None:
+                yield rel, handle.read().decode("utf-8", errors="replace")
+
+
+def release_of_archive(path: Path) -> str:
+    name = path.name.removesuffix(".tar.gz")
+    for prefix in ("mindspeed-", "megatron-lm-training-", "megatron-bridge-v"):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def sources(upstream: Path, wheels: bool = True) -> Iterator[tuple[str, str, Iterable[tuple[str, str]]]]:
+    for path in sorted(upstream.glob("mindspeed-*.tar.gz")):
+        yield "mindspeed", release_of_archive(path), archive_files(path, "mindspeed/")
+    for path in sorted(upstream.glob("megatron-lm-training-*.tar.gz")):
+        yield "megatron-training", release_of_archive(path), archive_files(path, "megatron/training/")
+    for path in sorted(upstream.glob("megatron-bridge-v*.tar.gz")):
+        yield "megatron-bridge", release_of_archive(path), archive_files(path, "megatron/bridge/")
+    for package, version, roots in WHEELS if wheels else ():
+        yield package, version, wheel_files(wheel(package, version), roots)
+
+
+# --- reading one file -----------------------------------------------------------------------------------------
+class _Sites(ast.NodeVisitor):
+    def __init__(self, text: str):
+        self.text = text
+        self.found: list[dict] = []
+        self.stack: list[str] = []
+        self.tests: list[ast.expr] = []
+        self.assigned: list[dict[str, ast.expr]] = [{}]
+        self.flows: list[dict[str, ast.expr]] = [{}]
+        """Per function, what each local name was last assigned (one level of dataflow for the fields)."""
+
+    def visit_FunctionDef(self, node: ast.AST) -> None:  # noqa: N802 - ast's names
+        self.stack.append(node.name)
+        self.assigned.append({})
+        self.flows.append({})
+        self.generic_visit(node)
+        self.flows.pop()
+        self.assigned.pop()
+        self.stack.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:  # noqa: N802
+        self.stack.append(node.name)
+        self.generic_visit(node)
+        self.stack.pop()
+
+    def visit_If(self, node: ast.If) -> None:  # noqa: N802
+        self.visit(node.test)
+        self.tests.append(node.test)
+        for child in node.body:
+            self.visit(child)
+        self.tests.pop()
+        negated = ast.UnaryOp(op=ast.Not(), operand=node.test)
+        self.tests.append(negated)
+        for child in node.orelse:
+            self.visit(child)
+        self.tests.pop()
+
+    def visit_Assign(self, node: ast.Assign) -> None:  # noqa: N802
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                if _stringish(node.value):
+                    self.assigned[-1][target.id] = node.value
+                self.flows[-1][target.id] = node.value
+        self.generic_visit(node)
+
+    def visit_Raise(self, node: ast.Raise) -> None:  # noqa: N802
+        exc = node.exc
+        if isinstance(exc, ast.Call):
+            name = _name(exc.func)
+            message = exc.args[0] if exc.args else next((k.value for k in exc.keywords if k.arg in ("msg", "message")),
+                                                        None)
+            self._add(node, name, message, self.tests[-1] if self.tests else None)
+        elif exc is not None:
+            self._add(node, _name(exc), None, self.tests[-1] if self.tests else None)
+
+    def visit_Assert(self, node: ast.Assert) -> None:  # noqa: N802
+        self._add(node, "AssertionError", node.msg, node.test)
+
+    def _add(self, node: ast.stmt, exc: Optional[str], message: Optional[ast.expr], test: Optional[ast.expr]) -> None:
+        if not exc:
+            return
+        if isinstance(message, ast.Name) and message.id in self.assigned[-1]:
+            message = self.assigned[-1][message.id]
+        parts, exprs = template(message) if message is not None else ([], [])
+        read = set(_fields(test)) | {f for e in exprs for f in _fields_of_text(e)}
+        todo, seen = list(_names(test)), set()
+        while todo and len(seen) < 24:  # a local the condition reads: what it was computed from, two levels back
+            name = todo.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            read.add(name)
+            if name in self.flows[-1] and len(seen) < 12:
+                read |= set(_fields(self.flows[-1][name]))
+                todo += list(_names(self.flows[-1][name]))
+        fields = sorted(read)
+        entry = {"fn": ".".join(self.stack), "x": exc, "t": parts, "v": exprs, "c": fields, "line": node.lineno}
+        if test is not None:  # what raises: an if's test when true (negated for its else), an assert's when false
+            negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not hasattr(test, "lineno")
+            condition = test.operand if negated else test
+            entry["k"] = ast.unparse(condition)[:400]
+            entry["w"] = isinstance(node, ast.Assert) or negated
+        self.found.append(entry)
+
+
+def _stringish(node: ast.expr) -> bool:
+    return (isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
+            or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format")
+            or (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod))
+                and (_stringish(node.left) or _stringish(node.right))))
+
+
+def _name(node: ast.expr) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Call):
+        return _name(node.func)
+    return None
+
+
+def template(node: ast.expr) -> tuple[list[str], list[str]]:
+    """(literal parts, placeholder expressions): ``len(parts) == len(exprs) + 1``."""
+    parts, exprs = [""], []
+
+    def lit(text: str) -> None:
+        parts[-1] += text
+
+    def hole(expr: str) -> None:
+        exprs.append(expr)
+        parts.append("")
+
+    def walk(n: ast.expr) -> None:
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            lit(n.value)
+        elif isinstance(n, ast.JoinedStr):
+            for value in n.values:
+                if isinstance(value, ast.Constant):
+                    lit(str(value.value))
+                elif isinstance(value, ast.FormattedValue):
+                    hole(ast.unparse(value.value))
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
+            walk(n.left)
+            walk(n.right)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "format" and \
+                isinstance(n.func.value, ast.Constant) and isinstance(n.func.value.value, str):
+            args = [ast.unparse(a) for a in n.args]
+            kwargs = {k.arg: ast.unparse(k.value) for k in n.keywords if k.arg}
+            position = 0
+            for text, field, _spec, _conv in _formatter_parse(n.func.value.value):
+                lit(text)
+                if field is None:
+                    continue
+                if field == "" or field.isdigit():
+                    index = position if field == "" else int(field)
+                    position += field == ""
+                    hole(args[index] if index < len(args) else "?")
+                else:
+                    hole(kwargs.get(field.split(".")[0].split("[")[0], field))
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and isinstance(n.left, ast.Constant) and \
+                isinstance(n.left.value, str):
+            values = n.right.elts if isinstance(n.right, ast.Tuple) else [n.right]
+            pieces = re.split(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[sdrfgixXeEc]", n.left.value)
+            for k, piece in enumerate(pieces):
+                lit(piece.replace("%%", "%"))
+                if k < len(pieces) - 1:
+                    hole(ast.unparse(values[k]) if k < len(values) else "?")
+        else:
+            hole(ast.unparse(n))
+
+    walk(node)
+    return parts, exprs
+
+
+def _formatter_parse(text: str):
+    import string
+
+    try:
+        return list(string.Formatter().parse(text))
+    except ValueError:
+        return [(text, None, None, None)]
+
+
+def _fields(node: Optional[ast.expr]) -> Iterator[str]:
+    if node is None:
+        return
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute):
+            yield n.attr
+        elif isinstance(n, ast.Call) and _name(n.func) in ("getattr", "hasattr") and len(n.args) >= 2 and \
+                isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
+            yield n.args[1].value
+        elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+            yield n.slice.value
+
+
+def _names(node: Optional[ast.expr]) -> Iterator[str]:
+    """The plain names an expression reads (locals and parameters), not calls' function names."""
+    if node is None:
+        return
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and id(n) not in called and n.id not in ("self", "cls", "args", "config",
+                                                                            "None", "True", "False"):
+            yield n.id
+
+
+def _fields_of_text(expr: str) -> Iterator[str]:
+    try:
+        yield from _fields(ast.parse(expr, mode="eval").body)
+    except SyntaxError:
+        return
+
+
+def sites_of(text: str) -> list[dict]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    reader = _Sites(text)
+    reader.visit(tree)
+    return reader.found
+
+
+# --- the index ------------------------------------------------------------------------------------------------
+def build(upstream: Path, wheels: bool = True) -> dict:
+    """The index of every source (``wheels=False``: the archives in ``upstream`` alone, nothing downloaded)."""
+    merged: dict[tuple, dict] = {}
+    built_from = []
+    for package, release, files in sources(upstream, wheels):
+        count = 0
+        for rel, text in files:
+            for site in sites_of(text):
+                key = (package, rel, site["fn"], site["x"], tuple(site["t"]), tuple(site["v"]))
+                entry = merged.setdefault(key, {"p": package, "f": rel, "fn": site["fn"], "x": site["x"],
+                                                "t": site["t"], "v": site["v"], "c": site["c"], "r": {}})
+                if "k" in site:
+                    entry.setdefault("k", site["k"])
+                    entry.setdefault("w", site["w"])
+                entry["r"].setdefault(release, site["line"])
+                count += 1
+        built_from.append({"package": package, "release": release, "sites": count})
+        print(f"{package} {release}: {count} raise sites", file=sys.stderr)
+    sites = sorted(merged.values(), key=lambda e: (e["p"], e["f"], min(e["r"].values()), e["x"]))
+    return {"format": 1, "built_from": built_from, "sites": sites}
+
+
+def dump(index: dict) -> bytes:
+    text = json.dumps(index, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=9) as gz:
+        gz.write(text.encode("utf-8"))
+    return buffer.getvalue()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--upstream", type=Path, default=ROOT.parent / "shared" / "upstream")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the shipped index differs")
+    ns = parser.parse_args()
+    if not ns.upstream.is_dir():
+        raise SystemExit(f"the upstream archives are not at {ns.upstream}")
+    data = dump(build(ns.upstream))
+    if ns.check:
+        same = OUT.is_file() and OUT.read_bytes() == data
+        print("the raise-site index is up to date" if same else "the raise-site index differs: rebuild it")
+        return 0 if same else 1
+    OUT.write_bytes(data)
+    print(f"{OUT.relative_to(ROOT)}: {len(data) // 1024} KiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
