@@ -156,7 +156,7 @@ def test_interpolations_parsed_once_resolve_as_omegaconf_does():
         assert omegaconf.base.parse is plain_parse
 
 
-def test_check_files_composes_the_tree_once_and_judges_each_file_as_check_does(tmp_path, capsys):
+def test_check_files_composes_the_tree_once_and_judges_each_file_as_check_does(tmp_path, capsys, monkeypatch):
     """``check-files`` composes verl's tree once per config and set of top-level overrides
     (``verl_mindspeed.compose._memo.composed_once``): three launches of one config cost one composition, and each
     file's verdict is the one ``check`` gives it alone."""
@@ -165,6 +165,7 @@ def test_check_files_composes_the_tree_once_and_judges_each_file_as_check_does(t
     from verl_mindspeed.cli import main
     from verl_mindspeed.compose import _hydra_run, _memo
 
+    monkeypatch.setenv("VERL_MINDSPEED_NO_COMPOSE_CACHE", "1")  # this process's memo alone: no base from disk
     calls = []
     plain = _hydra_run.compose
 
@@ -192,3 +193,34 @@ def test_check_files_composes_the_tree_once_and_judges_each_file_as_check_does(t
         main(["check", "--args-file", path, "--json"])
         alone = json.loads(capsys.readouterr().out)
         assert together[path] == sorted((i["rule"], i["key"]) for i in alone["errors"]), path
+
+
+def test_a_base_config_kept_on_disk_is_hydras_and_follows_its_files(tmp_path):
+    """check keeps each base config on disk between processes (``ComposeMemo(disk=...)``): a second process reads
+    it instead of composing, gets what Hydra composes, and a changed YAML file makes it compose again."""
+    import shutil
+
+    from verl_mindspeed.compose import _memo, _trees
+
+    installed = _trees.installed_tree()
+    if installed is None:
+        pytest.skip("no verl installed")
+    tree = tmp_path / "config"
+    shutil.copytree(installed[0] / "verl" / "trainer" / "config", tree)
+    calls = []
+
+    def plain(*args):
+        calls.append(args[2])
+        return compose(*args)
+
+    overrides = ["actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2", "algorithm.adv_estimator=grpo"]
+    cache = tmp_path / "cache"
+    first = _memo.ComposeMemo(plain, strict=True, disk=cache)(tree, "ppo_megatron_trainer", overrides)
+    second = _memo.ComposeMemo(plain, strict=True, disk=cache)(tree, "ppo_megatron_trainer", overrides)
+    assert len(calls) == 1 and len(list(cache.glob("*.pkl"))) == 1
+    fresh = compose(tree, "ppo_megatron_trainer", overrides)
+    assert OmegaConf.to_yaml(first) == OmegaConf.to_yaml(second) == OmegaConf.to_yaml(fresh)
+    yaml_file = tree / "ppo_megatron_trainer.yaml"
+    yaml_file.write_text(yaml_file.read_text() + "\n# changed\n")
+    _memo.ComposeMemo(plain, strict=True, disk=cache)(tree, "ppo_megatron_trainer", overrides)
+    assert len(calls) == 2

@@ -15,7 +15,7 @@ from typing import Any, Optional
 from ..compose._memo import composed_once
 from ..errors import EvaluationError
 from ..i18n import render, tr, trn
-from ..launch import read_launch_file
+from ..launch import LaunchFile, read_launch_file
 from ..report import SCHEMA_VERSION
 from . import _annotate, _output
 from ._args import UsageError, reason
@@ -44,19 +44,21 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
     return p
 
 
-def skip_reason(path: str) -> Optional[Any]:
+def skip_reason(path: str, launch: Optional[LaunchFile] = None) -> Optional[Any]:
     """Why a file is not a verl launch (None: check it). ``*.args`` files are always launches; a script is one
-    when its ``python -m`` line runs a verl entry, or when it runs ``verl-mindspeed run``."""
+    when its ``python -m`` line runs a verl entry, or when it runs ``verl-mindspeed run``. ``launch``: the file as
+    already read."""
     if path.endswith(".args"):
         return None
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None  # the check says why it cannot be read
-    try:
-        launch = read_launch_file(path)
-    except EvaluationError:
-        launch = None
+    if launch is None:
+        try:
+            launch = read_launch_file(path)
+        except EvaluationError:
+            launch = None
     if launch is not None and launch.entry is None:
         return None  # one argument per line: the args format
     if launch is not None and (launch.entry.startswith(ENTRY_PREFIXES) or _verl_overrides(launch.argv)):
@@ -74,9 +76,17 @@ def _verl_overrides(argv: list[str]) -> bool:
     return any(a.lstrip("+~").startswith(VERL_SECTIONS) for a in argv)
 
 
-def _one(path: str, ns: argparse.Namespace) -> tuple[int, dict[str, Any], str, list]:
+def _read(path: str) -> Optional[LaunchFile]:
     try:
-        source = read_launch_file(path)
+        return read_launch_file(path)
+    except EvaluationError:
+        return None  # _one reads it again and says why
+
+
+def _one(path: str, ns: argparse.Namespace, source: Optional[LaunchFile] = None) -> tuple[int, dict[str, Any], str,
+                                                                                           list]:
+    try:
+        source = source or read_launch_file(path)
         validate_launch_argv(source.argv, [])
         code, payload, text, issues = check_one(source.argv, ns, source)
         return code, payload, text or "", issues
@@ -89,11 +99,12 @@ def _one(path: str, ns: argparse.Namespace) -> tuple[int, dict[str, Any], str, l
 def run(ns: argparse.Namespace) -> int:
     fmt = output_format(ns)
     ns.quiet = not ns.full
-    reasons = {p: skip_reason(p) for p in ns.files}
+    read = {p: _read(p) for p in ns.files}  # each file read once, for both the skip and the check
+    reasons = {p: skip_reason(p, read[p]) for p in ns.files}
     checked = [p for p in ns.files if reasons[p] is None]
     skipped = [p for p in ns.files if p not in checked]
     with composed_once():  # verl's tree composed once for the files that share a config: each further file is cheap
-        results = [(path, *_one(path, ns)) for path in checked]
+        results = [(path, *_one(path, ns, read[path])) for path in checked]
     code = max((r[1] for r in results), default=0)
     if fmt == "json":
         print(_output.dump({"schema_version": SCHEMA_VERSION, "ok": code == 0, "exit_code": code,

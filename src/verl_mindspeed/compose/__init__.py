@@ -31,6 +31,7 @@ from ._fast import accelerated, read_yaml
 from ._hydra_errors import KeyContext, issue_for_failure, unparsable_issue
 from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
 from ._launchline import split_pasted
+from ._memo import ComposeMemo, disk_cache
 from ._standin import MEGATRON_BASE, RECIPES, StandIn, base_of, source_root, unchecked
 from ._trees import installed_tree, release_tree
 
@@ -266,9 +267,12 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
         added = (str(tree.config_dir), *(d for d in added if Path(d).resolve() != main.resolve()))
     extra = searchpath_overrides(tree.root, primary, added)
     base: Optional[DictConfig] = None
+    # verl's tree composed once: a retry after a refused override applies the others to a copy of it (Hydra's own
+    # application), where composing again would read every YAML file again
+    composer = compose if isinstance(compose, ComposeMemo) else ComposeMemo(compose, strict=True, disk=disk_cache())
     for attempt in range(MAX_RETRIES):
         try:
-            cfg = compose(main, name, [t for t, _ in remaining] + extra)
+            cfg = composer(main, name, [t for t, _ in remaining] + extra)
             return Composition(cfg, tree, name, [t for t, _ in remaining], issues, [o for _, o in remaining])
         except EvaluationError:
             raise
@@ -276,7 +280,7 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
             if attempt == 0:
                 # Hydra stops at the first bad override: find the others in one pass against the config
                 # the top-level overrides (groups such as model_engine=..., presets) compose, then retry.
-                base = base_config(main, name, remaining, extra)
+                base = base_config(main, name, remaining, extra, composer)
                 screened = screen(base, remaining)
                 for culprit, message in screened:
                     remaining.remove(culprit)

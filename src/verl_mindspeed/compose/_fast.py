@@ -7,8 +7,8 @@ override again after we did. Inside :func:`accelerated`:
   its duplicate-key check, float resolver and missing timestamps are kept, because only the scanner and parser
   are swapped. ``tests/core/test_compose_fast.py`` loads every YAML file of every verl release both ways and
   requires equal results. Without libyaml (a PyYAML built without it) nothing changes.
-- Hydra's ``OverridesParser.parse_overrides`` returns the :class:`Override` already parsed for the same text
-  (Hydra reads, never changes, a parsed override).
+- Hydra's ``OverridesParser.parse_overrides`` returns the :class:`Override` already parsed for the same text, in
+  this process (Hydra reads, never changes, a parsed override).
 
 Outside the context nothing is touched: a launch through verl's own ``main_ppo`` composes as verl does.
 """
@@ -59,17 +59,23 @@ def read_yaml(path: Path) -> Any:
         return yaml.load(handle, Loader=loader)  # noqa: S506 - OmegaConf's own safe loader, libyaml's parser
 
 
+#: Each override text parsed once per process (check-files reads many launches sharing most of their lines).
+_PARSED: dict[str, Any] = {}
+
+
 @contextlib.contextmanager
 def accelerated() -> Iterator[None]:
     """YAML through libyaml and each override parsed once, for the compositions made inside."""
     loader = libyaml_loader()
-    parsed: dict[str, Any] = {}
+    parsed = _PARSED
     plain_parse = OverridesParser.parse_overrides
 
     def parse_once(self: OverridesParser, overrides: list[str]) -> list:
         out = []
         for text in overrides:
             if text not in parsed:
+                if len(parsed) > 20_000:  # a long check-files run: keep memory bounded
+                    parsed.clear()
                 parsed[text] = plain_parse(self, [text])
             out.extend(parsed[text])
         return out

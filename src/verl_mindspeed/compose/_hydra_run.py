@@ -10,20 +10,21 @@ from __future__ import annotations
 import re
 import warnings
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from omegaconf import DictConfig, OmegaConf
 
 from ..resolver._history import has_path, occupied
 
 
-def base_config(config_dir: Path, name: str, remaining: list, extra: list[str]) -> Optional[DictConfig]:
+def base_config(config_dir: Path, name: str, remaining: list, extra: list[str],
+                composer: Optional[Callable[..., DictConfig]] = None) -> Optional[DictConfig]:
     """The config the top-level overrides (groups such as ``model_engine=...``, presets) compose, leaving out
-    those that fail (they are reported by the main loop)."""
+    those that fail (they are reported by the main loop); ``composer`` composes (default: :func:`compose`)."""
     top = [(t, o) for t, o in remaining if "." not in o.key_or_group]
     for _ in range(len(top) + 1):
         try:
-            return compose(config_dir, name, [t for t, _ in top] + extra)
+            return (composer or compose)(config_dir, name, [t for t, _ in top] + extra)
         except Exception as exc:  # noqa: BLE001 - hydra.errors.* and omegaconf errors
             culprit = culprit_of(str(exc), top)
             if culprit is None:
