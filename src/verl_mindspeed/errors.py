@@ -46,6 +46,9 @@ class Issue:
     replaces: Optional[str] = None
     """The argument that ``override`` replaces: one Hydra refuses as written, so no line pasted after it can help
     (Hydra stops at it); the fix goes in its place."""
+    deletes: tuple[str, ...] = ()
+    """Arguments the fix deletes from the launch (a key the release lacks, a word Hydra cannot read): the whole fix
+    when there is no ``override``."""
 
     def to_json(self, lang: str = "en") -> dict:
         out = asdict(self)

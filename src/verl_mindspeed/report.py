@@ -102,7 +102,12 @@ def issues_block(title: str, mark: str, issues: list[Issue], argv: list[str], la
         if i.hint:
             out.append(f"      {render(LABELS['hint'], lang)}: {render(i.hint, lang)}")
         fix = fix_line(i, argv)
-        if fix:
+        if i.deletes:
+            shown = ", ".join(f"'{a}'" for a in i.deletes[:4]) + (" ..." if len(i.deletes) > 4 else "")
+            out.append(f"      {render(LABELS['fix'], lang)}:  " + render(trn(
+                "delete the argument {args}", "delete the arguments {args}", len(i.deletes), args=shown), lang)
+                + (f"; {fix}" if fix else ""))
+        elif fix:
             out.append(f"      {render(LABELS['fix'], lang)}:  {fix}")
             if i.replaces:
                 out.append(f"      {render(in_place_of(i.replaces), lang)}")

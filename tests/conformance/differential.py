@@ -294,6 +294,26 @@ def launch_files() -> list[Config]:
     return out
 
 
+def public_launches() -> list[Config]:
+    """The public launches others wrote (``tests/fixtures/public``) and the script fixtures, as a user reads them:
+    each script's module is its entry and a variable the environment would give is a placeholder (a path)."""
+    from verl_mindspeed.launch import read_launch_file
+
+    files = sorted((sources.ROOT / "tests" / "fixtures" / "public").glob("*.sh"))
+    files += sorted((sources.ROOT / "tests" / "fixtures" / "scripts").glob("*"))
+    out = []
+    for path in files:
+        environ = {"HOME": "/home/user"}
+        for issue in read_launch_file(str(path), environ).issues:
+            if issue.rule == "unset-variable":
+                environ[issue.message.params["name"]] = "/data/placeholder"
+        launch = read_launch_file(str(path), environ)
+        text = " ".join(launch.argv).lower()
+        model = next((m for hint, m in MODEL_HINTS.items() if hint in text), None)
+        out.append(Config(path.name, {}, model, launch.argv, entry=launch.entry))
+    return out
+
+
 # --------------------------------------------------------------------------- judging
 
 class Judge:

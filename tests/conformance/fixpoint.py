@@ -3,8 +3,8 @@
 A round checks the launch, takes the fix line of every error, and pastes it: each word of a fix replaces the
 argument that sets the same key (the user edits that line), or is appended when no argument does; a ``~key``
 word deletes the argument that sets the key (what Hydra does with it appended); a fix for an argument Hydra
-refuses as written replaces that argument (``Issue.replaces``). An error
-without a fix line stops the launch there (``stuck``). Two rounds that report the same errors are a loop.
+refuses as written replaces that argument (``Issue.replaces``); the arguments a fix deletes (``Issue.deletes``) are
+deleted. An error without a fix stops the launch there (``stuck``). Two rounds that report the same errors are a loop.
 """
 
 from __future__ import annotations
@@ -65,12 +65,14 @@ def converge(argv: list[str], evaluate, rounds: int = 2) -> Outcome:
         if errors in history:
             return Outcome(argv, done, "loop", [*history, errors], res)
         history.append(errors)
-        fixed = [i for i in res.errors if i.override]
+        fixed = [i for i in res.errors if i.override or i.deletes]
         if len(fixed) < len(res.errors):
             return Outcome(argv, done, "stuck", history, res)
         if done == rounds:
             break
-        argv = paste(argv, [i.override for i in fixed], [i.replaces for i in fixed])
+        gone = {a for i in fixed for a in i.deletes}  # the user deletes these arguments
+        argv = paste([a for a in argv if a not in gone], [i.override for i in fixed if i.override],
+                     [i.replaces for i in fixed if i.override])
     return Outcome(argv, rounds, "slow", history, res)
 
 

@@ -1,9 +1,10 @@
 """Fix lines are a contract: over the differential corpus, paste every error's fix and check again.
 
-For every generated configuration (and every example and real launch line) that ``check`` refuses as a plain
-verl launch, the fixes are pasted round after round (``fixpoint.converge``):
+For every generated configuration (and every example, real launch line, public launch others wrote and script
+fixture) that ``check`` refuses as a plain verl launch, the fixes are pasted round after round
+(``fixpoint.converge``):
 
-- at least 90% reach no error within 2 rounds, and none loops;
+- at least 95% reach no error within 2 rounds, and none loops;
 - every launch so fixed passes the oracle: verl's own config and engine checks, MindSpeed's and megatron's code.
 
     VERL_MINDSPEED_FIXPOINT_CASES=2000   generated configurations (default 150, the differential's CI sample)
@@ -32,7 +33,7 @@ def outcomes(verl_base):
     from verl_mindspeed.launch import evaluate
 
     out = []
-    for cfg in differential.corpus(CASES, refused=True):
+    for cfg in differential.corpus(CASES, refused=True) + differential.public_launches():
         model_dir = str(verl_side.fixture_models()[cfg.model]) if cfg.model else None
 
         def check(argv, model_dir=model_dir, entry=cfg.entry):
@@ -56,7 +57,7 @@ def test_fixes_converge_within_two_rounds(outcomes):
     assert figures["failing"] > 0, "the corpus has no failing configuration: the test would prove nothing"
     assert figures["loop"] == 0, [o.history for _, _, o in outcomes if o.status == "loop"]
     assert figures["broken"] == 0, [o.history for _, _, o in outcomes if o.status == "broken"]
-    assert figures["fixed"] >= 0.9 * figures["failing"], figures
+    assert figures["fixed"] >= 0.95 * figures["failing"], figures
 
 
 def test_fixed_launches_pass_the_oracle(outcomes, verl_base, oracle):

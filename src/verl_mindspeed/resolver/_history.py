@@ -207,14 +207,15 @@ def _merge(bucket: list[Issue], args_by_key: dict[str, str]) -> Issue:
                      "which has no field '{leaf}': verl stops with TypeError (unexpected keyword argument) before "
                      "training", n=len(bucket), at=at, version=params["version"], parent=params["parent"],
                      target=params["target"], leaf=params["leaf"])
-        return error(first.key, message, RULE_REJECTED, hint=tr("delete these arguments ({args})", args=_shown(args)))
+        return error(first.key, message, RULE_REJECTED, hint=tr("delete these arguments ({args})", args=_shown(args)),
+                     deletes=tuple(args))
     if first.rule == RULE_CONFIG:  # several keys of the Megatron trainer: the launch composes the other config
         message = tr("{n} arguments set keys of {base}, but this launch composes {config}: verl {version} has them "
                      "only in {base}", n=len(bucket), base=params["base"], config=params["config"],
                      version=params["version"])
         if str(params["config"]).startswith(("sft", "eval")):  # another trainer: the PPO config is no fix for it
             return error(first.key, message, RULE_CONFIG, hint=tr("delete these arguments ({args})",
-                                                                   args=_shown(args)))
+                                                                   args=_shown(args)), deletes=tuple(args))
         return error(first.key, message, RULE_CONFIG, override=f"--config-name={params['base']}",
                      hint=tr("compose {base}; or delete these arguments ({args})", base=params["base"],
                              args=_shown(args)))
@@ -223,19 +224,21 @@ def _merge(bucket: list[Issue], args_by_key: dict[str, str]) -> Issue:
         message = tr("{n} arguments belong to {about}, which this launch does not select ({label})", n=len(bucket),
                      about=VARIANTS.get(label, label), label=label)
         return error(first.key, message, RULE_SELECT, hint=tr("add the argument {label}, or delete these arguments "
-                                                               "({args})", label=label, args=_shown(args)))
+                                                               "({args})", label=label, args=_shown(args)),
+                     deletes=tuple(args))
     if first.rule == RULE_VARIANT:
         label = params["label"]
         releases = tuple(r for r in verl_keys.releases() if r in _releases_of(label))
         message = tr("{n} arguments belong to {about} ({label}), which exists in verl {releases}, not in verl "
                      "{version}", n=len(bucket), about=VARIANTS.get(label, label), label=label,
                      releases=params.get("releases", ""), version=params.get("version", ""))
-        return error(first.key, message, RULE_VARIANT, hint=_variant_hint(label, releases, args))
+        return error(first.key, message, RULE_VARIANT, hint=_variant_hint(label, releases, args), deletes=tuple(args))
     message = tr("{n} arguments belong to the config {label} of the entry {entry} (verl {releases}), not to {config}",
                  n=len(bucket), label=params["label"], entry=params["entry"], releases=params.get("releases", ""),
                  config=params.get("config", ""))
     return error(first.key, message, RULE_ENTRY, hint=tr("check with --entry {entry} --config-name={label}",
-                                                          entry=params["entry"], label=params["label"]))
+                                                          entry=params["entry"], label=params["label"]),
+                 deletes=tuple(args))
 
 
 def _releases_of(label: str) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Optional, Sequence
 from ..errors import Issue, Location
 from ..i18n import tr
 from ..overrides import split_override
-from ._history import group, occupied
+from ._history import DROP_RULES, group, occupied
 from ._keys import check_added_keys
 from ._suggest import value_fix
 
@@ -32,9 +32,24 @@ def review(issues: Sequence[Issue], cfg: Any, argv: Sequence[str], tree: Any = N
     out = [_verl_default(i, argv) for i in out]
     out = group(out, _args_by_key(argv))
     out = _follow_actor(_fix(i, cfg, argv) for i in out)
+    out = [_deletion(i, argv) for i in out]
     if locations:
         out = [_locate(i, argv, locations) for i in out]
     return out
+
+
+#: Errors whose fix is to delete the argument: a key the release lacks (or has elsewhere), a key verl's dataclass
+#: refuses, a word Hydra cannot read as an override.
+DELETE_RULES = DROP_RULES | {"hydra-parse"}
+
+
+def _deletion(issue: Issue, argv: Sequence[str]) -> Issue:
+    """An error with no line to paste whose fix is to delete its argument(s): those arguments, as the fix."""
+    if issue.severity != "error" or issue.override or issue.deletes or issue.rule not in DELETE_RULES:
+        return issue
+    found = [issue.replaces] if issue.replaces in argv else [
+        a for a in argv if "=" in a and not a.startswith("-") and split_override(a)[1] == issue.key]
+    return replace(issue, deletes=tuple(found[-1:])) if found else issue
 
 
 def _verl_default(issue: Issue, argv: Sequence[str]) -> Issue:
