@@ -193,7 +193,11 @@ class _Sites(ast.NodeVisitor):
                 read |= set(_fields(self.flows[-1][name]))
                 todo += list(_names(self.flows[-1][name]))
         fields = sorted(read)
+        chains = {c for c in _chains(test)} | {c for name in seen if name in self.flows[-1]
+                                               for c in _chains(self.flows[-1][name])}
         entry = {"fn": ".".join(self.stack), "x": exc, "t": parts, "v": exprs, "c": fields, "line": node.lineno}
+        if chains:  # which object a field is read from (rollout_config.tensor_model_parallel_size): its section
+            entry["a"] = sorted(chains)[:12]
         if test is not None:  # what raises: an if's test when true (negated for its else), an assert's when false
             negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not hasattr(test, "lineno")
             condition = test.operand if negated else test
@@ -294,6 +298,18 @@ def _fields(node: Optional[ast.expr]) -> Iterator[str]:
             yield n.slice.value
 
 
+def _chains(node: Optional[ast.expr]) -> Iterator[str]:
+    """The attribute chains an expression reads, outermost (``self.config.rollout.tensor_model_parallel_size``)."""
+    if node is None:
+        return
+    inner = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and id(n) not in inner:
+            text = ast.unparse(n)
+            if text.count(".") >= 1 and len(text) < 120:
+                yield text
+
+
 def _names(node: Optional[ast.expr]) -> Iterator[str]:
     """The plain names an expression reads (locals and parameters), not calls' function names."""
     if node is None:
@@ -337,6 +353,8 @@ def build(upstream: Path, wheels: bool = True) -> dict:
                 if "k" in site:
                     entry.setdefault("k", site["k"])
                     entry.setdefault("w", site["w"])
+                if "a" in site:
+                    entry.setdefault("a", site["a"])
                 entry["r"].setdefault(release, site["line"])
                 count += 1
         built_from.append({"package": package, "release": release, "sites": count})

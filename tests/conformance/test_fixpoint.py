@@ -73,11 +73,14 @@ def test_fixed_launches_pass_the_oracle(outcomes, verl_base, oracle):
     from verl_mindspeed.compose import compose_argv
 
     del verl_base  # the fixture composes verl's tree once for the module
-    refused, cases = [], []
+    refused, cases, other = [], [], []
     for cfg, model_dir, outcome in outcomes:
         if outcome.status != "fixed":
             continue
         fixed = compose_argv(outcome.argv, entry=cfg.entry)
+        if "actor_rollout_ref" not in fixed.cfg:  # another trainer (SFT): the oracle builds the PPO roles only
+            other.append(cfg.name)
+            continue
         up = verl_side.upstream_of(fixed.cfg, model_dir, fixed.tree.otc_defaults,
                                    validates=fixed.tree.entry is None or fixed.tree.entry.validates)
         if up.verl_error is not None:
@@ -101,7 +104,8 @@ def test_fixed_launches_pass_the_oracle(outcomes, verl_base, oracle):
                 caught.append(name)
     missed = [(name, outcome.argv[len(BASE):], v) for name, outcome, v in refused if name not in caught]
     print(f"\nfixed launches refused upstream: {len(refused)}, each on a noted switch that check --upstream "
-          f"refuses: {len(caught)}; not judged (a module the oracle lacks): {len(unjudged)}")
+          f"refuses: {len(caught)}; not judged (a module the oracle lacks): {len(unjudged)}; not a PPO trainer "
+          f"(the oracle builds PPO roles): {other}")
     for name, argv, v in missed:
         print(f"  refused: {name} {v.get('stage')} {v.get('exc_type')}: {(v.get('message') or '')[:120]} | {argv}")
     assert not missed, f"{len(missed)} fixed launches refused upstream; first: {missed[0]}"

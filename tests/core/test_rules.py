@@ -375,6 +375,12 @@ CASES = [
      "it also has no repatch, so verl would ignore the switches use_flash_attn, use_fused_rmsnorm",
      {O + "use_fused_rmsnorm": True},
      {"release": "2.1.0_core_r0.12.1", "pass_opts": {}}),
+    # the colocated rollout's groups must divide the devices (a rule the doctor fed back from a public failure)
+    ("rollout-world-divides", {"actor_rollout_ref.rollout.tensor_model_parallel_size": 3}, "error",
+     "actor_rollout_ref.rollout.tensor_model_parallel_size",
+     "the rollout's groups of TP x DP x PP = 3 x 1 x 1 devices do not divide the 8 devices it runs on (trainer.nnodes "
+     "x trainer.n_gpus_per_node): verl asserts 'rollout world_size: 8 is not divisible by infer_world_size: 3' when "
+     "the workers build the rollout", {"actor_rollout_ref.rollout.tensor_model_parallel_size": 2}, {}),
     # verl 0.4/0.5 build the roles but never call repatch: the dict's MindSpeed switches do nothing there
     ("verl-no-repatch", {O + "use_fused_rmsnorm": True}, "warning", O[:-1],
      "verl 0.4.x and 0.5.x never hand override_transformer_config to MindSpeed (repatch arrived in verl 0.6.0): its "

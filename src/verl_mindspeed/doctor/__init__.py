@@ -96,7 +96,8 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
                        certainty="likely")
     fields = fields_of(site) if site is not None else []
     package = site.site.package if site is not None else "verl"
-    settable = [f for f in fields if paths_for(f, package) or (launch and _written(launch, f) and paths_for(f))]
+    chains = site.site.chains if site is not None else ()
+    settable = [f for f in fields if paths_for(f, package, chains) or (launch and _written(launch, f) and paths_for(f))]
     if site is not None and settable:
         return _settings(site, settable, what, launch, options)
     return not_the_launch(raised, site)
@@ -138,7 +139,7 @@ def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repl
         if bound and written:  # the argument whose value the message printed
             printed = str(site.bound[bound[0]]).strip()
             written = [k for k in written if _value(launch, k) == printed] or written
-        keys = (written or paths_for(leaf, package))[:2]
+        keys = (written or paths_for(leaf, package, site.site.chains))[:2]
         if value is not None:  # the setting the condition moves: the others it reads are context
             return Verdict("override", what, [Cause(k, _line(k, value)) for k in keys], tuple(settable), "likely")
         causes += [Cause(k) for k in keys]

@@ -76,13 +76,28 @@ def engine_keys() -> frozenset[str]:
 MEGATRON_SIDE = ("megatron-core", "megatron-training", "mindspeed", "megatron-bridge", "mbridge")
 
 
-def paths_for(leaf: str, package: str = "verl") -> list[str]:
+#: Sections of verl's config a chain of attributes can name (``self.config.rollout.x``, ``critic_config.x``).
+_SECTIONS = ("rollout", "critic", "ref", "actor", "data", "trainer", "algorithm", "reward")
+
+
+def section_paths(leaf: str, chains: tuple[str, ...]) -> list[str]:
+    """verl's paths of ``leaf`` under the section the raise reads it from (``rollout_config.tensor_model_parallel_size``
+    -> ``actor_rollout_ref.rollout.tensor_model_parallel_size``); empty when no chain names one."""
+    named = {w for c in chains if c.rsplit(".", 1)[-1] == leaf for w in _SECTIONS
+             if re.search(rf"(?:^|[._]){w}(?:[._]|$)", c.rsplit(".", 1)[0])}
+    paths = [p for p in _verl_leaves().get(leaf, ()) if any(f".{w}." in f".{p}" for w in named)]
+    return sorted(paths, key=lambda p: (not p.startswith("actor_rollout_ref."), len(p)))[:1]
+
+
+def paths_for(leaf: str, package: str = "verl", chains: tuple[str, ...] = ()) -> list[str]:
     """The launch paths a setting named ``leaf`` of a ``package`` raise is written at when the launch is not given
     (the actor's first). The stack decides: megatron's and MindSpeed's fields are the engine's sizes or
     override_transformer_config keys; verl's are verl's keys of that name, when the name says which (a generic name,
     ``name`` or ``device``, says nothing)."""
     if leaf in MODEL_FIELDS:
         return []
+    if package == "verl" and section_paths(leaf, chains):
+        return section_paths(leaf, chains)
     if leaf in engine_keys():
         return [ACTOR + leaf]
     if package in MEGATRON_SIDE:

@@ -37,6 +37,9 @@ class Site:
     releases: tuple[tuple[str, int], ...]
     condition: Optional[str] = None
     raises_when_false: bool = False
+    chains: tuple[str, ...] = ()
+    """The attribute chains the condition reads (``rollout_config.tensor_model_parallel_size``): which section a
+    field is read from."""
 
     @property
     def literal(self) -> int:
@@ -61,7 +64,8 @@ class Match:
 def sites() -> tuple[Site, ...]:
     data = json.loads(gzip.decompress(INDEX.read_bytes()).decode("utf-8"))
     return tuple(Site(s["p"], s["f"], s["fn"], s["x"], tuple(s["t"]), tuple(s["v"]), tuple(s["c"]),
-                      tuple(sorted(s["r"].items())), s.get("k"), bool(s.get("w", False))) for s in data["sites"])
+                      tuple(sorted(s["r"].items())), s.get("k"), bool(s.get("w", False)), tuple(s.get("a", ())))
+                 for s in data["sites"])
 
 
 @lru_cache(maxsize=1)

@@ -232,7 +232,8 @@ def _merge(bucket: list[Issue], args_by_key: dict[str, str]) -> Issue:
         message = tr("{n} arguments belong to {about} ({label}), which exists in verl {releases}, not in verl "
                      "{version}", n=len(bucket), about=VARIANTS.get(label, label), label=label,
                      releases=params.get("releases", ""), version=params.get("version", ""))
-        return error(first.key, message, RULE_VARIANT, hint=_variant_hint(label, releases, args), deletes=tuple(args))
+        # no deletion as the fix: without the engine's arguments the launch is another one (verl's default engine)
+        return error(first.key, message, RULE_VARIANT, hint=_variant_hint(label, releases, args))
     message = tr("{n} arguments belong to the config {label} of the entry {entry} (verl {releases}), not to {config}",
                  n=len(bucket), label=params["label"], entry=params["entry"], releases=params.get("releases", ""),
                  config=params.get("config", ""))

@@ -39,8 +39,9 @@ def review(issues: Sequence[Issue], cfg: Any, argv: Sequence[str], tree: Any = N
 
 
 #: Errors whose fix is to delete the argument: a key the release lacks (or has elsewhere), a key verl's dataclass
-#: refuses, a word Hydra cannot read as an override.
-DELETE_RULES = DROP_RULES | {"hydra-parse"}
+#: refuses, a word Hydra cannot read as an override. Not an engine another release has: without its arguments the
+#: launch runs verl's default engine, another launch.
+DELETE_RULES = (DROP_RULES | {"hydra-parse"}) - {"verl-engine-other-release"}
 
 
 def _deletion(issue: Issue, argv: Sequence[str]) -> Issue:

@@ -123,3 +123,30 @@ def micro_batch_sizes(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issu
             yield error(old_key, tr(
                 "{old} and {new} are both set: verl's driver accepts only {new} (the former is deprecated)",
                 old=old_key, new=new_key), "verl-micro-batch", override=old_key + "=null")
+
+
+_ROLLOUT = "actor_rollout_ref.rollout."
+
+
+@rule("rollout-world-divides", scope="run", holds_for="verl 0.5.0 and later (colocated rollout)",
+      cites="verl 0.9.1 verl/workers/engine_workers.py ActorRolloutRefWorker.init_model (assert self.world_size % "
+            "infer_world_size == 0, 'rollout world_size: ... is not divisible by infer_world_size: ...'); verl 0.6.1/"
+            "0.7.1 verl/workers/megatron_workers.py _build_rollout; verl 0.5.0 (infer_tp)")
+def rollout_world_divides(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
+    """The colocated rollout splits the actor's devices into rollout groups of TP x DP x PP: found by the doctor
+    in a public failure (a one-device run with the default rollout TP 2) that no check caught before the launch."""
+    cfg, world = ctx.config, ctx.world_size
+    if cfg is None or not world or "actor" not in roles or _select(cfg, "actor_rollout_ref.hybrid_engine") is False:
+        return
+    tp = _int(_select(cfg, _ROLLOUT + "tensor_model_parallel_size")) or 1
+    dp = _int(_select(cfg, _ROLLOUT + "data_parallel_size")) or 1
+    pp = _int(_select(cfg, _ROLLOUT + "pipeline_model_parallel_size")) or 1
+    if world % (tp * dp * pp) == 0:
+        return
+    fixed = _nearest(tp, lambda t: world % (t * dp * pp) == 0, 2 * max(tp, world) + 1)
+    yield error(_ROLLOUT + "tensor_model_parallel_size", tr(
+        "the rollout's groups of TP x DP x PP = {tp} x {dp} x {pp} devices do not divide the {world} devices it runs "
+        "on (trainer.nnodes x trainer.n_gpus_per_node): verl asserts 'rollout world_size: {world} is not divisible "
+        "by infer_world_size: {size}' when the workers build the rollout", tp=tp, dp=dp, pp=pp, world=world,
+        size=tp * dp * pp), "rollout-world-divides",
+        override=f"{_ROLLOUT}tensor_model_parallel_size={fixed}" if fixed else None)
