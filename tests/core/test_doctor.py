@@ -126,3 +126,18 @@ def test_exit_codes_and_the_cli(tmp_path, capsys):
     empty.write_text("step 1 done\nstep 2 done\n")
     assert main(["doctor", str(empty)]) == 2
     assert main(["doctor", str(tmp_path / "missing.log")]) == 2
+
+
+def test_a_switch_the_message_does_not_print_gets_its_other_state():
+    """megatron-core 0.12.1 raises on ``self.sequence_parallel is False`` with EP and TP: the condition reads the
+    switch alone, so the state that does not raise is the fix."""
+    log = ("ValueError: When using expert parallelism and tensor parallelism, sequence parallelism must be used")
+    (cause,) = diagnose(log).causes
+    key = "actor_rollout_ref.actor.megatron.override_transformer_config.sequence_parallel"
+    assert (cause.key, cause.fix) == (key, f"++{key}=True")
+
+
+def test_a_layer_split_gets_the_nearest_stage_count_that_divides_the_layers():
+    log = ("AssertionError: num_layers=60 should be divisible by config.pipeline_model_parallel_size=8")
+    (cause,) = diagnose(log).causes
+    assert cause.fix == f"{TP.replace('tensor', 'pipeline')}=6"

@@ -12,14 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Optional
+from typing import Any, Optional
 
 from .. import catalog, eras
 from ..catalog import OTC, universe, verl_keys
 from ..i18n import Msg, tr
 from ._log import Raised
 from ._sites import Match, sites
-from ._solve import nearest_passing, value_of
+from ._solve import nearest_passing, raises, value_of
 
 ACTOR = "actor_rollout_ref.actor.megatron."
 #: What the model decides, not the launch: never blamed.
@@ -136,14 +136,24 @@ def fields_of(found: Match) -> list[str]:
     return [f for f in found.site.fields if f not in MODEL_FIELDS]
 
 
-def solve(found: Match, leaf: str) -> Optional[int]:
-    """The nearest value of the setting ``leaf`` for which the site's own condition does not raise."""
+def solve(found: Match, leaf: str) -> Optional[Any]:
+    """The value of the setting ``leaf`` for which the site's own condition does not raise: the nearest integer to
+    the printed one, or the switch's other state when the condition reads it alone (``self.sequence_parallel is
+    False``, which the message does not print)."""
     site = found.site
     if not site.condition:
         return None
     values = {expr: value_of(text) for expr, text in found.bound.items()}
     expr = next((e for e in values if e.rsplit(".", 1)[-1] == leaf or e == leaf), None)
-    return nearest_passing(site.condition, site.raises_when_false, values, expr) if expr else None
+    if expr is not None:
+        return nearest_passing(site.condition, site.raises_when_false, values, expr)
+    chain = next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
+    if chain is None:
+        return None
+    states = {state: raises(site.condition, site.raises_when_false, {**values, chain: state})
+              for state in (True, False)}
+    passing = [state for state, raised in states.items() if raised is False]
+    return passing[0] if len(passing) == 1 and states[not passing[0]] is True else None
 
 
 def not_the_launch(raised: Raised, found: Optional[Match]) -> Verdict:
