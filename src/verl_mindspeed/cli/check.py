@@ -32,8 +32,18 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
         "'python3 -m MODULE ...' line is the launch (MODULE sets --entry)"), lang))
     p.add_argument("argv", nargs="*", metavar="ARGV",
                    help=render(tr("the launch arguments (after an optional --)"), lang))
+    add_fix_options(p, lang)
     p.set_defaults(run=run)
     return p
+
+
+def add_fix_options(p: argparse.ArgumentParser, lang: str) -> None:
+    say = lambda text: render(text, lang)  # noqa: E731
+    p.add_argument("--fix", action="store_true", help=say(tr(
+        "write every error's fix into the launch file (--args-file) where each argument is written, print the diff, "
+        "then check the fixed file")))
+    p.add_argument("--fix-to", metavar="FILE", help=say(tr(
+        "like --fix, but write the fixed launch file to FILE and leave the original as it is")))
 
 
 def add_check_options(p: argparse.ArgumentParser, lang: str) -> None:
@@ -134,5 +144,9 @@ def run(ns: argparse.Namespace) -> int:
     argv, source = launch_of(ns)
     validate_launch_argv(argv, getattr(ns, "own_options", []))
     code, payload, text, issues = check_one(argv, ns, source)
+    if ns.fix or ns.fix_to:
+        from ._fix import fix_and_check
+
+        return fix_and_check(ns, source, issues, check_one, output_format(ns))
     _output.emit(payload, text, output_format(ns), issues, ns.lang, ns.args_file, argv)
     return code

@@ -40,6 +40,8 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
     p.add_argument("--full", action="store_true", help=render(tr(
         "the whole text report of each file (default: only its problems and verdict, as --quiet)"), lang))
     p.add_argument("files", nargs="+", metavar="FILE", help=render(tr("launch files to check"), lang))
+    p.add_argument("--fix", action="store_true", help=render(tr(
+        "write every error's fix into each launch file, print the diffs, then check the fixed files"), lang))
     p.set_defaults(run=run)
     return p
 
@@ -96,6 +98,19 @@ def _one(path: str, ns: argparse.Namespace, source: Optional[LaunchFile] = None)
         return 2, {"schema_version": SCHEMA_VERSION, "ok": False, "exit_code": 2, "fatal": message}, message, []
 
 
+def _fixed(result: tuple, ns: argparse.Namespace, source: Optional[LaunchFile], fmt: str) -> tuple:
+    """A file's result after its fixes are written into it (a file with errors that could be read)."""
+    from ._fix import write_fixes
+
+    path, code, _payload, _text, issues = result
+    if code != 1 or source is None:
+        return result
+    diff, _ = write_fixes(path, source, issues, None)
+    if diff and fmt == "text":
+        print(diff)
+    return (path, *_one(path, ns))
+
+
 def run(ns: argparse.Namespace) -> int:
     fmt = output_format(ns)
     ns.quiet = not ns.full
@@ -105,6 +120,8 @@ def run(ns: argparse.Namespace) -> int:
     skipped = [p for p in ns.files if p not in checked]
     with composed_once():  # verl's tree composed once for the files that share a config: each further file is cheap
         results = [(path, *_one(path, ns, read[path])) for path in checked]
+        if getattr(ns, "fix", False):
+            results = [_fixed(r, ns, read[r[0]], fmt) for r in results]
     code = max((r[1] for r in results), default=0)
     if fmt == "json":
         print(_output.dump({"schema_version": SCHEMA_VERSION, "ok": code == 0, "exit_code": code,

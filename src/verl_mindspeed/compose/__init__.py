@@ -253,7 +253,7 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
     issues: list[Issue] = [*tree.notes, *config_issues]
     if tree.standin is not None:
         issues.append(tree.standin.note(tree.version))
-    issues += [unparsable_issue(text, error, args.overrides[:at]) for at, text, error in refused]
+    issues += [unparsable_issue(text, error, args.overrides, at) for at, text, error in refused]
     failed = lambda message, override, at: unchecked(  # noqa: E731
         issue_for_failure(message, override, at, context), tree.standin)
     for override_text, override in list(remaining):

@@ -44,17 +44,29 @@ def issue_for_failure(message: str, override: Override, base: Optional[DictConfi
     return replace(issue, replaces=override.input_line or None)
 
 
-def unparsable_issue(text: str, error: str, before: Sequence[str]) -> Issue:
-    """An argument Hydra's override grammar refuses: verl stops at once, before composing. A value Hydra cannot
-    lex (``~/data``, ``a b``) parses quoted; a bare word is a value with spaces the shell split into arguments."""
+def unparsable_issue(text: str, error: str, overrides: Sequence[str], at: int) -> Issue:
+    """An argument Hydra's override grammar refuses (``overrides[at]``): verl stops at once, before composing. A
+    value Hydra cannot lex (``~/data``, ``a b``) parses quoted; bare words after an argument are its value, split by
+    the shell at its spaces (an unquoted variable): the fix quotes them back into it."""
     prefix, key, value = split_override(text)
     if "=" not in text:
-        after = before[-1] if before else ""
+        start = at
+        while start > 0 and _bare(overrides[start - 1]):
+            start -= 1
+        end = at
+        while end + 1 < len(overrides) and _bare(overrides[end + 1]):
+            end += 1
+        owner = overrides[start - 1] if start > 0 and "=" in overrides[start - 1] else None
+        words = tuple(overrides[start:end + 1])
+        joined = f"{owner} {' '.join(words)}" if owner else None
+        first = at == start and joined is not None and _parses(joined)
         return Issue("error", text, tr(
             "'{arg}' is not an override (key=value): Hydra refuses the launch ({error}); a value with spaces after "
-            "'{after}' that the shell split into several arguments?", arg=text, error=error, after=after),
+            "'{after}' that the shell split into several arguments?", arg=text, error=error,
+            after=overrides[at - 1] if at else ""),
             tr("quote the variable or value in the launch script (\"$VAR\"), or delete the argument"),
-            rule="hydra-parse", replaces=text)
+            rule="hydra-parse", override=joined if first else None, replaces=owner if first else text,
+            deletes=words if first else ())
     quoted = f"{prefix}{key}='{value}'" if "'" not in value else f'{prefix}{key}="{value}"'
     # a path or a name parses quoted; a broken list, dict or number does not become what was meant by quoting it
     fix = quoted if _parses(quoted) and not set(value) & set("[]{}()") and not value[:1].isdigit() else None
@@ -62,6 +74,11 @@ def unparsable_issue(text: str, error: str, before: Sequence[str]) -> Issue:
         "Hydra cannot parse the value of {key} ({error}), so verl refuses the launch before composing it",
         key=key, error=error), tr("quote the value: Hydra then reads it as one string") if fix else "",
         rule="hydra-parse", override=fix, replaces=text)
+
+
+def _bare(arg: str) -> bool:
+    """A word with no ``=`` and no flag or override prefix: a piece of a value the shell split off."""
+    return "=" not in arg and not arg.startswith(("-", "+", "~"))
 
 
 def _parses(text: str) -> bool:

@@ -1,0 +1,53 @@
+"""``check --fix`` / ``--fix-to FILE`` (and ``check-files --fix``): write the fixes into the launch file, show the
+diff, and check the fixed file, whose verdict is the command's."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from ..compose._edit import fix_file
+from ..i18n import render, tr, trn
+from ..launch import LaunchFile, read_launch_file
+from . import _output
+from ._args import UsageError
+
+
+def write_fixes(path: str, source: LaunchFile, issues: list, target: Optional[str]) -> tuple[str, Any]:
+    """The unified diff of the fixes written from ``path`` into ``target`` (``path`` itself when None), and the
+    :class:`~verl_mindspeed.compose._edit.Fixed` result."""
+    original = Path(path).read_text(encoding="utf-8")
+    fixed = fix_file(source, original, issues)
+    out = target or path
+    diff = "".join(difflib.unified_diff(original.splitlines(keepends=True), fixed.text.splitlines(keepends=True),
+                                        fromfile=path, tofile=out))
+    if fixed.text != original or target:
+        Path(out).write_text(fixed.text, encoding="utf-8")
+    return diff, fixed
+
+
+def fix_and_check(ns: argparse.Namespace, source: Optional[LaunchFile], issues: list, check_one: Callable,
+                  fmt: str) -> int:
+    """Write the fixes of ``issues`` into the launch file, print the diff, and report ``check_one`` on the fixed
+    file in ``fmt``: its verdict is the exit status."""
+    if source is None or not ns.args_file:
+        raise UsageError(tr("--fix writes the fixes into the launch file: give it with --args-file"))
+    if ns.argv:
+        raise UsageError(tr("--fix writes into the launch file only: give the whole launch in --args-file"))
+    diff, fixed = write_fixes(ns.args_file, source, issues, ns.fix_to)
+    target = ns.fix_to or ns.args_file
+    again = read_launch_file(target)
+    code, payload, text, issues = check_one(list(again.argv), ns, again)
+    summary = render(trn("fixed {n} error in {file}; {left} without a fix", "fixed {n} errors in {file}; {left} "
+                         "without a fix", len(fixed.applied), n=len(fixed.applied), file=target,
+                         left=len(fixed.skipped)), ns.lang) if fixed.applied else \
+        render(tr("nothing to fix in {file}", file=ns.args_file), ns.lang)
+    if fmt == "json":
+        payload = {**payload, "fixed": {"file": target, "applied": len(fixed.applied),
+                                        "without_fix": len(fixed.skipped), "diff": diff}}
+    elif fmt == "text":
+        print(diff + summary + "\n" if diff else summary + "\n")
+    _output.emit(payload, text, fmt, issues, ns.lang, target, list(again.argv))
+    return code
