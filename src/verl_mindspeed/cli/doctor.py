@@ -18,8 +18,8 @@ from ..doctor import Diagnosis, diagnose
 from ..i18n import render, tr, trn, trp
 from ..launch import read_launch_file
 from ..report import SCHEMA_VERSION
-from . import _output
-from ._args import UsageError, add_common, add_judging_options
+from . import _output, _upstream
+from ._args import UsageError, add_common, add_judging_options, add_stack_options
 
 
 def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
@@ -39,6 +39,8 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
     p.add_argument("--verl-version", metavar="VERSION", help=say(tr(
         "replay the launch against this verl release's config tree (default: the installed verl's)")))
     add_judging_options(p, lang)
+    add_stack_options(p, lang)
+    _upstream.add_options(p, lang)
     add_common(p, lang)
     p.set_defaults(run=run)
     return p
@@ -61,9 +63,12 @@ def run(ns: argparse.Namespace) -> int:
     if ns.args_file:
         source = read_launch_file(ns.args_file)
         argv = [*source.argv, *argv]
+    src = _upstream.sources_of(ns)  # --upstream: the replay runs MindSpeed's own code on the launch too
     options: dict[str, Any] = {k: v for k, v in (("verl_version", ns.verl_version), ("model_config", ns.model_config),
-                                                 ("release", ns.mindspeed_release)) if v}
-    found = diagnose(text, argv if (argv or source) else None, source, **options)
+                                                 ("release", ns.mindspeed_release), ("megatron_core", ns.megatron_core),
+                                                 ("bridge", ns.bridge)) if v}
+    after = (lambda res: _upstream.judge(res, ns, src)) if src is not None else None
+    found = diagnose(text, argv if (argv or source) else None, source, after, **options)
     elapsed = time.perf_counter() - start
     if ns.json:
         print(_output.dump(payload(found, ns.lang)))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..i18n import Msg, tr
 from ..launch import LaunchFile
@@ -59,11 +59,11 @@ class Diagnosis:
 
 
 def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[LaunchFile] = None,
-             **options: Any) -> Diagnosis:
+             upstream: Optional[Callable] = None, **options: Any) -> Diagnosis:
     """The diagnosis of a log; ``argv``/``source`` the launch that failed (replayed by ``check`` with ``options``:
-    ``verl_version``, ``release``, ``model_config``...)."""
+    ``verl_version``, ``release``, ``model_config``...; ``upstream`` adds ``check --upstream``'s run to the replay)."""
     found = exceptions(text) or _known_lines(text)
-    launch = replay(list(argv), source, **options) if argv is not None else None
+    launch = replay(list(argv), source, upstream, **options) if argv is not None else None
     firsts = roots(found)[:MOST]
     return Diagnosis([_one(r, launch, options) for r in firsts], len(text.splitlines()), len(found),
                      argv is not None)
@@ -87,6 +87,10 @@ def _one(raised: Raised, launch: Optional[Replay], options: dict) -> Failure:
 
 def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], options: dict) -> Verdict:
     what = _what(raised, site)
+    reproduced = _reproduced(raised, launch)
+    if reproduced:  # the replay raised the log's own message (check --upstream runs MindSpeed's code on the launch)
+        return Verdict("override", what, [Cause(i.key, i.override, bool(i.override) and clears(launch, i, **options))
+                                          for i in reproduced], (), "confirmed")
     hydra = hydra_key(raised, site) if _composition(raised, site) else None
     if hydra is not None:
         return _hydra(hydra[0], hydra[1], what, launch, options)
@@ -101,6 +105,14 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     if site is not None and settable:
         return _settings(site, settable, what, launch, options)
     return not_the_launch(raised, site)
+
+
+def _reproduced(raised: Raised, launch: Optional[Replay]) -> list:
+    """The replay's errors whose message holds the log's exception message (at least a sentence of it)."""
+    first = " ".join(raised.message.split("\n")[0].split())
+    if launch is None or len(first) < 24:
+        return []
+    return [i for i in launch.issues if i.severity == "error" and first in " ".join(str(i.message).split())]
 
 
 def _composition(raised: Raised, site: Optional[Match]) -> bool:

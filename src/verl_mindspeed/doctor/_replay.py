@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from ..errors import EvaluationError, Issue
 from ..launch import LaunchFile, evaluate
@@ -33,10 +33,14 @@ class Replay:
             i.key in keys or i.key.rsplit(".", 1)[-1] in leaves or i.rule in citing)]
 
 
-def replay(argv: Sequence[str], source: Optional[LaunchFile] = None, **options) -> Optional[Replay]:
-    """``check`` on the launch; None when it cannot be evaluated."""
+def replay(argv: Sequence[str], source: Optional[LaunchFile] = None, after: Optional[Callable] = None,
+           **options) -> Optional[Replay]:
+    """``check`` on the launch (then ``after`` on its resolution: ``check --upstream``'s run); None when it cannot
+    be evaluated."""
     try:
         res = evaluate(list(argv), source=source, **options)
+        if after is not None:
+            after(res)
     except EvaluationError:
         return None
     return Replay(list(argv), list(res.issues), source.entry if source else None)
