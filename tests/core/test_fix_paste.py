@@ -445,3 +445,25 @@ def test_noop_layers_with_a_stray_item_keeps_its_digits(base_cfg):
     (issue,) = [i for i in evaluate(argv).errors if i.rule == "noop-layers-format"]
     assert issue.override == f"'++{otc}.noop_layers=\"1\"'"
     assert not [i for i in evaluate([*argv, *shlex.split(issue.override)]).errors if i.rule == "noop-layers-format"]
+
+
+def test_a_fix_for_a_role_that_inherits_the_actors_dict_keeps_the_inheritance(base_cfg):
+    """The ref inherits the actor's dict (TP 4) but its engine says TP 2: the fix moves the ref's engine, not a line
+    under the ref's dict, which would replace the inherited dict and drop the actor's other switches (the lost-keys
+    warning). Pasted with the report's other fixes, the launch has no error and the ref still inherits."""
+    import sys
+
+    sys.path.insert(0, str(FIXTURES.parent / "conformance"))
+    import fixpoint
+
+    ref = "actor_rollout_ref.ref.megatron"
+    argv = [*BASE, *MICRO, f"{M}.tensor_model_parallel_size=4", f"{M}.expert_model_parallel_size=2",
+            f"{ref}.expert_model_parallel_size=2", f"{ref}.tensor_model_parallel_size=2", f"+{O}.use_flash_attn=True",
+            f"+{O}.moe_grouped_gemm=True", f"+{O}.tensor_model_parallel_size=4"]
+    check = lambda a: evaluate(a, model_config=str(FIXTURES / "models" / "Qwen3-30B-A3B"))  # noqa: E731
+    (issue,) = [i for i in check(argv).errors if i.rule == "dict-sizes-agree"]
+    assert issue.override == f"{ref}.tensor_model_parallel_size=4"
+    outcome = fixpoint.converge(argv, check)
+    assert outcome.status == "fixed" and outcome.rounds == 1
+    assert not any(".ref.megatron.override_transformer_config" in a for a in outcome.argv)
+    assert "ref-lost-inherited" not in {i.rule for i in outcome.last.issues}

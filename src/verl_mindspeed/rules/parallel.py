@@ -82,13 +82,17 @@ def dict_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """A parallel size in the dict replaces the one the model's config would get (the engine's, or on the legacy
     paths the process groups'), while Megatron's process groups keep theirs: the model is split for one size and
     run on another. The fix gives the dict the engine's size, or, where the model cannot be split by the engine's
-    size but can by the dict's (EP 4 on a dense model, say), the engine the dict's."""
+    size but can by the dict's (EP 4 on a dense model, say), the engine the dict's; so does a role whose dict is
+    the actor's, inherited (a line under its dict would replace what it inherits)."""
     for name in _DICT_SIZES:
         value, engine = _int(role.given.get(name)), _engine_size(role, name)
         if value is None or value == engine:
             continue
         fix = role.set_line(name, engine)
-        if not _model_splits(ctx, name, engine) and _model_splits(ctx, name, value):
+        if (not _model_splits(ctx, name, engine) and _model_splits(ctx, name, value)) or \
+                (role.inherits_actor and role.name != "actor"):
+            # a dict inherited from the actor is fixed by the engine: a line under the role's dict would replace it
+            # and the role would lose every key it inherits
             fix = role.mset_line(name, value)
         yield error(
             role.key(name),
