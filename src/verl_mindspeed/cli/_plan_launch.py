@@ -59,14 +59,18 @@ def _container(cfg: Any, key: str) -> dict:
 def fill(args: argparse.Namespace) -> Optional[dict[str, Any]]:
     """Fill ``args`` from ``--args-file`` (when given) and the defaults; the launch's layout as JSON, or ``None``.
 
-    Sets ``args.launch_options`` (MemoryOptions fields only the launch gives) and ``args.launch_layout`` (the
-    launch's :class:`Layout`, or ``None``)."""
+    Sets ``args.launch_options`` (MemoryOptions fields only the launch gives), ``args.launch_layout`` (the
+    launch's :class:`Layout`, or ``None``) and ``args.launch_otc`` (the actor's dict as the launch writes it)."""
     layout = None
-    args.launch_options, args.launch_layout = {}, None
+    args.launch_options, args.launch_layout, args.launch_otc = {}, None, None
     if getattr(args, "args_file", None):
         source = read_launch_file(args.args_file)
-        cfg = compose_argv(source.argv, entry=source.entry).cfg
+        composed = compose_argv(source.argv, entry=source.entry)
+        cfg = composed.cfg
         layout = _fill(args, cfg)
+        written = _container(cfg, f"{ACTOR}.megatron.override_transformer_config")
+        defaults = composed.tree.otc_defaults or {}  # verl's own dict keys are not the launch's
+        args.launch_otc = {k: v for k, v in written.items() if k not in defaults or defaults[k] != v}
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -162,3 +166,16 @@ def line(layout: str, row: Optional[int], plan: Any, total: int) -> Any:
     return tr("your launch's layout {layout} is row {row} of {n}: {gib:.1f} GiB per device, step {step:.2f}x, "
               "{fits}", layout=layout, row=row, n=total, gib=plan.memory.peak_gib, step=plan.relative_time,
               fits=tr("fits") if plan.fits else tr("does not fit"))
+
+
+def keeps(otc: Optional[dict]) -> list[str]:
+    """The features a launch turns on that a layout can turn off: sequence parallelism and MC2 need TP >= 2."""
+    return [name for name in ("sequence_parallel", "use_ascend_mc2") if (otc or {}).get(name) is True]
+
+
+def keeping(plans: list, otc: Optional[dict]) -> tuple[list, list, list[str]]:
+    """(the plans that keep the launch's features, each carrying the launch's dict for its block's companions;
+    the plans left out; the features kept)."""
+    kept = keeps(otc)
+    stay = [replace(p, launch=otc) for p in plans if not kept or p.layout.tp >= 2]
+    return stay, [p for p in plans if kept and p.layout.tp < 2], kept

@@ -51,6 +51,14 @@ NUMBERS = {
 FILLED = ("--nnodes", "--n-gpus-per-node", "--seq-len", "--micro-batch-size")
 
 
+def release_choice(lang: str):
+    """A release branch, or its short name as ``check`` takes it (``26.1``, ``2.3``)."""
+    from ..catalog.universe import canonical_release
+
+    strict = choice(releases(), lang)
+    return lambda text: canonical_release(text) or strict(text)
+
+
 def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.ArgumentParser:
     """Register the ``plan`` subcommand, its help in ``lang``."""
     say = lambda text: render(text, lang)  # noqa: E731
@@ -100,7 +108,7 @@ def add_parser(sub: argparse._SubParsersAction, lang: str = "en") -> argparse.Ar
     add("--entropy", action="store_true", help=say(tr("the update computes entropy (entropy_coeff != 0)")))
     number("--moe-imbalance", "X", say(tr(
         "routed tokens on the busiest expert rank over the balanced share, 1 to 64 (default 1.0)")), 1.0)
-    add("--mindspeed-release", type=choice(releases(), lang), default=DEFAULT_RELEASE, metavar="RELEASE",
+    add("--mindspeed-release", type=release_choice(lang), default=DEFAULT_RELEASE, metavar="RELEASE",
         help=say(tr("MindSpeed release branch ({branches}): which CP algorithms exist (default {release})",
                     branches=", ".join(releases()), release=DEFAULT_RELEASE)))
     add("--verl-version", default=PLAN_VERL, metavar="VERSION", help=say(tr(
@@ -165,7 +173,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(tr("cannot plan this model: {error}", error=exc)) from None
     plans = [p for p in plans if all(getattr(p.layout, name) == value for name, value in pinned.items())]
     row, mine = None, None
+    dropped, kept = [], []
     if launch is not None:  # the launch's own layout, its split and recompute as it sets them
+        plans, dropped, kept = _plan_launch.keeping(plans, args.launch_otc)
         plans, row, mine = _plan_launch.place(spec, args.launch_layout, plans, nnodes, per_node, memory, options,
                                               args.sort)
     seconds = time.perf_counter() - started
@@ -184,6 +194,9 @@ def run(args: argparse.Namespace) -> int:
         placed = _plan_launch.line(_plan_launch.describe(launch, spec.is_moe), row, mine, len(plans)) \
             if launch is not None else None
         _plan_report.print_text(spec, args, nnodes * per_node, memory, options, plans, shown, seconds, lang, placed)
+        if dropped:
+            print(tr("{n} layouts with TP 1 left out: they would turn off {features}, which the launch turns on",
+                     n=len(dropped), features=", ".join(kept)).render(lang))
     if chart:
         print(tr("chart written to {path}", path=chart).render(lang), file=sys.stderr if args.json else sys.stdout)
     return 0 if any(p.fits for p in plans) else NO_FIT

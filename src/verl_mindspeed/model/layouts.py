@@ -20,7 +20,7 @@ peak memory; or by peak memory alone. Layouts that do not fit follow, lowest mem
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterator, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 from ..catalog.universe import DEFAULT_RELEASE
 from . import _engine
@@ -71,11 +71,13 @@ class LayoutPlan:
     """The built memory profile, for per-stage detail on demand."""
     release: Optional[str] = field(default=None, compare=False)
     """The MindSpeed release planned for: its megatron-core line decides which model bridge can build the model."""
+    launch: Optional[Mapping[str, Any]] = field(default=None, compare=False, repr=False)
+    """The actor's dict of the launch the overrides are for (``plan --args-file``): its companions follow."""
 
     @property
     def overrides(self) -> tuple[str, ...]:
         """The Hydra overrides that select this layout and the run options the estimate assumed."""
-        return layout_overrides(self.spec, self.layout, self.options, release=self.release) \
+        return layout_overrides(self.spec, self.layout, self.options, release=self.release, launch=self.launch) \
             if self.spec is not None else ()
 
     def stages(self) -> list[dict]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Mapping, Optional
 
 from ..catalog import universe
 from ._layout import Layout
@@ -19,14 +19,23 @@ _DEFAULT_OPTIONS = MemoryOptions()  # frozen: one shared default instance is saf
 _FIRST_BRIDGE_LINE = (0, 15)  # the first megatron-core line a Megatron-Bridge release imports with (stack.py)
 
 
+#: Sizes a launch may also write in the actor's dict: verl copies them over the engine's, so a block that moves
+#: the engine's size moves the dict's too.
+_DICT_SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+               "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size")
+_RECOMPUTE = ("recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules")
+
+
 def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = _DEFAULT_OPTIONS, *,
-                     release: Optional[str] = None) -> tuple[str, ...]:
+                     release: Optional[str] = None, launch: Optional[Mapping[str, Any]] = None) -> tuple[str, ...]:
     """Hydra overrides selecting ``layout`` (and the run options the estimate assumed) for actor and ref.
 
     The ref inherits the actor's ``override_transformer_config``; writing under the ref's dict
     would replace it, so the dict keys are only set for the actor, with ``++``. On a ``release`` of the megatron-core
     0.12 line, where no Megatron-Bridge imports, the model is built through mbridge (the ref follows the actor's
-    ``vanilla_mbridge``).
+    ``vanilla_mbridge``). ``launch``: the actor's dict of the launch the block is pasted into; a size or a recompute
+    key it writes that the layout changes is written too (a recompute key the layout's choice does not use, null),
+    so that the block pasted into that launch leaves nothing disagreeing.
     """
     sizes = [("tensor_model_parallel_size", layout.tp), ("pipeline_model_parallel_size", layout.pp),
              ("virtual_pipeline_model_parallel_size", layout.vpp if layout.vpp else "null"),
@@ -50,6 +59,13 @@ def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = _
         otc.append(("moe_grouped_gemm", True))
     if "mla_up_proj" in layout.recompute.modules:
         otc.append(("multi_latent_attention", True))
+    if launch:
+        engine = dict(sizes)
+        written = {key for key, _ in otc}
+        otc += [(key, engine.get(key, 1)) for key in _DICT_SIZES
+                if launch.get(key) is not None and key not in written and engine.get(key, 1) != launch.get(key)]
+        otc += [(key, "null") for key in _RECOMPUTE if launch.get(key) is not None and key not in written
+                and key not in dict(layout.recompute.otc_items())]
     for key, value in otc:
         shown = "[" + ",".join(value) + "]" if isinstance(value, list) else value
         lines.append(f"{_OTC}.{key}={shown}")
