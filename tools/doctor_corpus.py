@@ -14,7 +14,6 @@ the pages drift.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import dataclass
@@ -142,21 +141,11 @@ def page(lang: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true")
-    ns = parser.parse_args()
-    drift = False
-    for lang, path in PAGES.items():
-        body = page(lang)
-        if ns.check:
-            if not path.is_file() or path.read_text(encoding="utf-8") != body:
-                print(f"{path.relative_to(ROOT)} differs: run python tools/doctor_corpus.py")
-                drift = True
-        else:
-            path.write_text(body, encoding="utf-8")
-            print(f"wrote {path.relative_to(ROOT)}")
+    from _pages import main as pages_main
+
+    code = pages_main(__doc__, PAGES, page, "tools/doctor_corpus.py")
     print(summary())
-    return 1 if drift else 0
+    return code
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ source names). The pages list the exit status, the errors and warnings by rule, 
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import Counter
@@ -140,20 +139,10 @@ def table(lang: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true")
-    ns = parser.parse_args()
-    drift = False
-    for lang, page in PAGES.items():
-        body = table(lang)
-        if ns.check:
-            if not page.is_file() or page.read_text(encoding="utf-8") != body:
-                print(f"{page.relative_to(ROOT)} differs: run python tools/public_launches.py")
-                drift = True
-        else:
-            page.write_text(body, encoding="utf-8")
-            print(f"wrote {page.relative_to(ROOT)}")
-    return 1 if drift else 0
+    from _pages import main as pages_main
+
+    code = pages_main(__doc__, PAGES, table, "tools/public_launches.py")
+    return code
 
 
 if __name__ == "__main__":

@@ -33,51 +33,66 @@ def _key(word: str) -> str:
     return split_override(word)[1] if not word.startswith("--") else word.partition("=")[0]
 
 
+@dataclass
+class _Plan:
+    """What the fixes do to the launch's arguments, before any file text is touched."""
+
+    ops: dict[int, list[str]] = field(default_factory=dict)
+    """Argument index -> the words written in its place (``[]``: deleted)."""
+    added: list[str] = field(default_factory=list)
+    """Words added after the launch's last argument."""
+    quoted: set[int] = field(default_factory=set)
+    """Arguments whose word the shell split at its spaces (an unquoted variable): quoted back where written."""
+
+
 def fix_file(launch: LaunchFile, text: str, issues: Iterable[Issue]) -> Fixed:
     """``text`` (the file ``launch`` was read from) with the fix of every error of ``issues`` written in."""
-    lines = text.split("\n")
-    argv = list(launch.argv)
-    at = {i: loc.line for i, loc in enumerate(launch.locations) if loc is not None and loc.file == launch.path}
-    ops: dict[int, list[str]] = {}  # argument index -> the words written in its place ([]: deleted)
-    added: list[str] = []
-    quoted: set[int] = set()  # arguments whose word the shell split at its spaces (an unquoted variable)
-    split_off: set[str] = set()  # the words that split left over: they go with the quotes
     out = Fixed(text)
+    plan = _plan(list(launch.argv), issues, out)
+    if plan.ops or plan.added or plan.quoted:
+        out.text = _write(launch, text, plan)
+    return out
+
+
+def _plan(argv: list[str], issues: Iterable[Issue], out: Fixed) -> _Plan:
+    plan, split_off = _Plan(), set()
     for issue in issues:
         if issue.severity != "error":
             continue
         if not issue.override and not issue.deletes:
             out.skipped.append(issue)
             continue
+        out.applied.append(issue)
         words = shlex.split(issue.override) if issue.override else []
         if issue.replaces in argv and words == [" ".join([issue.replaces, *issue.deletes])]:
-            quoted.add(argv.index(issue.replaces))  # a value the shell split: quoted back where it is written
+            plan.quoted.add(argv.index(issue.replaces))  # a value the shell split: quoted back where it is written
             split_off.update(issue.deletes)
-            out.applied.append(issue)
             continue
-        targets = [i for i, a in enumerate(argv) if a in issue.deletes]  # each argument that writes it
-        for index in targets:
-            ops[index] = []
+        for index in (i for i, a in enumerate(argv) if a in issue.deletes):  # each argument that writes it
+            plan.ops[index] = []
         if issue.replaces in argv and words:
-            ops[argv.index(issue.replaces)] = words
+            plan.ops[argv.index(issue.replaces)] = words
             words = []
         for word in words:
-            same = [i for i, a in enumerate(argv) if "=" in a and _key(a) == _key(word) and i not in ops]
+            same = [i for i, a in enumerate(argv) if "=" in a and _key(a) == _key(word) and i not in plan.ops]
             if word.startswith("~"):
-                for i in same:
-                    ops[i] = []
-                continue
-            if same:
-                ops[same[-1]] = [word] if not argv[same[-1]].startswith("+") or word.startswith("+") else ["++" + word]
+                plan.ops.update({i: [] for i in same})
+            elif same:
+                keep_plus = argv[same[-1]].startswith("+") and not word.startswith("+")
+                plan.ops[same[-1]] = ["++" + word] if keep_plus else [word]
             else:
-                added.append(word)
-        out.applied.append(issue)
-    ops = {i: w for i, w in ops.items() if not (w == [] and argv[i] in split_off)}
-    if not ops and not added and not quoted:
-        return out
+                plan.added.append(word)
+    plan.ops = {i: w for i, w in plan.ops.items() if not (w == [] and argv[i] in split_off)}
+    return plan
+
+
+def _write(launch: LaunchFile, text: str, plan: _Plan) -> str:
+    """The file's text with ``plan`` written in, each change in the line its argument was written on."""
+    lines, argv = text.split("\n"), launch.argv
+    at = {i: loc.line for i, loc in enumerate(launch.locations) if loc is not None and loc.file == launch.path}
     scripted = launch.kind == "script"
     edits: dict[int, list[tuple[int, int, str]]] = {}  # line -> (start, end, replacement)
-    for index, words in ops.items():
+    for index, words in plan.ops.items():
         line = at.get(index)
         if line is None:
             continue
@@ -87,30 +102,28 @@ def fix_file(launch: LaunchFile, text: str, issues: Iterable[Issue]) -> Fixed:
         span = _token(lines[line - 1], argv[index])
         if span is not None:
             edits.setdefault(line, []).append((*span, _written(lines[line - 1][span[0]:span[1]], argv[index], words)))
-    for index in quoted:
+    for index in plan.quoted:
         line = at.get(index)
         span = _token(lines[line - 1], argv[index]) if line else None
         if span is not None and lines[line - 1][span[0]] not in "'\"":
-            token = lines[line - 1][span[0]:span[1]]
-            edits.setdefault(line, []).append((*span, f'"{token}"'))
-    if added:
-        last = max((i for i in at if i not in ops or ops[i]), default=None)
+            edits.setdefault(line, []).append((*span, f'"{lines[line - 1][span[0]:span[1]]}"'))
+    if plan.added:
+        last = max((i for i in at if i not in plan.ops or plan.ops[i]), default=None)
         if not scripted or last is None:
             end = len(lines) - 1 if lines and lines[-1] == "" else len(lines)  # before the final newline
-            lines[end:end] = added
+            lines[end:end] = plan.added
         else:
             line = at[last]
             span = _token(lines[line - 1], argv[last])
             end = span[1] if span else len(lines[line - 1].rstrip().rstrip("\\").rstrip())
-            edits.setdefault(line, []).append((end, end, " " + " ".join(_shell(w) for w in added)))
+            edits.setdefault(line, []).append((end, end, " " + " ".join(_shell(w) for w in plan.added)))
     before = list(lines)
     for line, changes in edits.items():
         text_line = lines[line - 1]
         for start, end, new in sorted(changes, reverse=True):
             text_line = text_line[:start] + new + text_line[end:]
         lines[line - 1] = text_line
-    out.text = "\n".join(_tidy(lines, before, scripted))
-    return out
+    return "\n".join(_tidy(lines, before, scripted))
 
 
 def _written(token: str, arg: str, words: list[str]) -> str:
