@@ -44,12 +44,7 @@ class Diagnosis:
 
     @property
     def causes(self) -> list[Cause]:
-        seen: dict[str, Cause] = {}
-        for failure in self.failures:
-            for cause in failure.verdict.causes:
-                if cause.key not in seen or (cause.fix and not seen[cause.key].fix):
-                    seen[cause.key] = cause
-        return list(seen.values())
+        return _unique([cause for failure in self.failures for cause in failure.verdict.causes])
 
     @property
     def exit_code(self) -> int:
@@ -181,6 +176,7 @@ def _line(key: str, value: Any) -> str:
 
 
 def _unique(causes: list[Cause]) -> list[Cause]:
+    """One cause per key, the one with a fix line kept."""
     seen: dict[str, Cause] = {}
     for cause in causes:
         if cause.key not in seen or (cause.fix and not seen[cause.key].fix):

@@ -68,6 +68,7 @@ def _verl_leaves() -> dict[str, tuple[str, ...]]:
     return {k: tuple(sorted(v, key=len)) for k, v in out.items()}
 
 
+@lru_cache(maxsize=1)
 def engine_keys() -> frozenset[str]:
     return frozenset({f.name for f in catalog.flags("megatron")} | set(eras.PARALLEL_SIZES))
 
@@ -96,8 +97,9 @@ def paths_for(leaf: str, package: str = "verl", chains: tuple[str, ...] = ()) ->
     ``name`` or ``device``, says nothing)."""
     if leaf in MODEL_FIELDS:
         return []
-    if package == "verl" and section_paths(leaf, chains):
-        return section_paths(leaf, chains)
+    in_section = section_paths(leaf, chains) if package == "verl" else []
+    if in_section:
+        return in_section
     if leaf in engine_keys():
         return [ACTOR + leaf]
     if package in MEGATRON_SIDE:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from ._log import Raised
 
@@ -122,8 +122,7 @@ def match(raised: Raised) -> Optional[Match]:
         if rel is None or rel not in _by_file():
             continue
         for site in _by_file()[rel]:
-            if site.exception != raised.type and not (raised.type == "AssertionError" and site.exception ==
-                                                      "AssertionError"):
+            if site.exception != raised.type:
                 continue
             at_line = tuple(r for r, n in site.releases if n == line)
             bound = _bind(site, raised.message) if site.exprs or site.parts else {}
@@ -140,7 +139,7 @@ def match(raised: Raised) -> Optional[Match]:
 def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:
     best: Optional[Match] = None
     words = set(_WORD.findall(raised.message))
-    allowed = None if any_type else set(_candidates(raised.type))
+    allowed = None if any_type else _candidates(raised.type)
     for site in _by_word_candidates(words):
         if (allowed is not None and site not in allowed) or site.literal < _LEAST_LITERAL:
             continue
@@ -190,20 +189,11 @@ def _by_word_candidates(words: set[str]) -> list[Site]:
 
 
 @lru_cache(maxsize=64)
-def _candidates(kind: str) -> tuple[Site, ...]:
-    same = tuple(s for s in sites() if s.exception == kind)
-    if same:
-        return same
-    return tuple(s for s in sites() if s.exception in ("RuntimeError", "ValueError", "AssertionError",
-                                                          "ConfigCompositionException", "ConfigKeyError"))
+def _candidates(kind: str) -> frozenset[Site]:
+    """The sites a raise of ``kind`` can come from: that type's, else (a type no site raises) the common ones."""
+    same = frozenset(s for s in sites() if s.exception == kind)
+    return same or frozenset(s for s in sites() if s.exception in (
+        "RuntimeError", "ValueError", "AssertionError", "ConfigCompositionException", "ConfigKeyError"))
 
 
-def number(text: Any) -> Optional[float]:
-    try:
-        value = float(str(text).strip().strip("'\"()[],."))
-    except ValueError:
-        return None
-    return value
-
-
-__all__ = ["INDEX", "Match", "Site", "by_line", "match", "number", "relative", "sites"]
+__all__ = ["INDEX", "Match", "Site", "by_line", "match", "relative", "sites"]
