@@ -74,36 +74,34 @@ class ComposeMemo:
         if listed not in self.listings:  # once per process: a check does not outlive a change to verl's files
             self.listings[listed] = _files(folder, top)
         key = (str(folder), name, tuple(top), self.listings[listed])
-        if self.strict:  # the base's own failure is Hydra's compose's; a dotted one is Hydra's application's
-            cfg = pickle.loads(self._base(key, config_dir, name, top))
-            ConfigLoaderImpl._apply_overrides_to_config(dotted, cfg)
-            return cfg
         try:
-            cfg = pickle.loads(self._base(key, config_dir, name, top))
+            cfg = self._base(key, config_dir, name, top)
             ConfigLoaderImpl._apply_overrides_to_config(dotted, cfg)
         except Exception:  # noqa: BLE001 - a failure is Hydra's to report, in its words
+            if self.strict:  # the base's own failure is Hydra's compose's; a dotted one is Hydra's application's
+                raise
             return self.plain(config_dir, name, overrides)
         return cfg
 
-    def _base(self, key: tuple, config_dir, name: str, top: list[str]) -> bytes:
-        """The pickled base config: this process's, else the disk's, else composed (and kept on disk)."""
+    def _base(self, key: tuple, config_dir, name: str, top: list[str]) -> DictConfig:
+        """A copy of the base config of its own: this process's, else the disk's, else composed (and kept)."""
         if key in self.bases:
-            return self.bases[key]
+            return pickle.loads(self.bases[key])
         path = self.disk / (hashlib.sha256(repr((_VERSIONS, key)).encode()).hexdigest()[:32] + ".pkl") \
             if self.disk is not None else None
-        data = None
         if path is not None:
             try:
                 data = path.read_bytes()
-                pickle.loads(data)  # a file cut short by a crash is composed again
+                cfg = pickle.loads(data)  # a file cut short by a crash does not load: composed again
+                self.bases[key] = data
+                return cfg
             except Exception:  # noqa: BLE001 - missing or unreadable: compose
-                data = None
-        if data is None:
-            data = pickle.dumps(self.plain(config_dir, name, top))
-            if path is not None:
-                _keep(path, data)
-        self.bases[key] = data
-        return data
+                pass
+        cfg = self.plain(config_dir, name, top)
+        self.bases[key] = pickle.dumps(cfg)
+        if path is not None:
+            _keep(path, self.bases[key])
+        return cfg
 
 
 #: What a pickled base config depends on besides the files: the libraries that made and read it.
