@@ -30,9 +30,10 @@ def review(issues: Sequence[Issue], cfg: Any, argv: Sequence[str], tree: Any = N
         have = {(i.key, i.rule) for i in out}
         out = [*(i for i in added if (i.key, i.rule) not in have), *out]
     out = [_verl_default(i, argv) for i in out]
-    out = group(out, _args_by_key(argv))
+    by_key = _args_by_key(argv)
+    out = group(out, by_key)
     out = _follow_actor(_fix(i, cfg, argv) for i in out)
-    out = [_deletion(i, argv) for i in out]
+    out = [_deletion(i, argv, by_key) for i in out]
     if locations:
         out = [_locate(i, argv, locations) for i in out]
     return out
@@ -44,13 +45,12 @@ def review(issues: Sequence[Issue], cfg: Any, argv: Sequence[str], tree: Any = N
 DELETE_RULES = (DROP_RULES | {"hydra-parse"}) - {"verl-engine-other-release"}
 
 
-def _deletion(issue: Issue, argv: Sequence[str]) -> Issue:
+def _deletion(issue: Issue, argv: Sequence[str], by_key: dict[str, str]) -> Issue:
     """An error with no line to paste whose fix is to delete its argument(s): those arguments, as the fix."""
     if issue.severity != "error" or issue.override or issue.deletes or issue.rule not in DELETE_RULES:
         return issue
-    found = [issue.replaces] if issue.replaces in argv else [
-        a for a in argv if "=" in a and not a.startswith("-") and split_override(a)[1] == issue.key]
-    return replace(issue, deletes=tuple(found[-1:])) if found else issue
+    found = issue.replaces if issue.replaces in argv else by_key.get(issue.key)
+    return replace(issue, deletes=(found,)) if found else issue
 
 
 def _verl_default(issue: Issue, argv: Sequence[str]) -> Issue:
