@@ -141,3 +141,128 @@ def test_a_layer_split_gets_the_nearest_stage_count_that_divides_the_layers():
     log = ("AssertionError: num_layers=60 should be divisible by config.pipeline_model_parallel_size=8")
     (cause,) = diagnose(log).causes
     assert cause.fix == f"{TP.replace('tensor', 'pipeline')}=6"
+
+
+VERL_PROTOCOL = "/verl/verl/protocol.py"
+
+
+def test_a_range_no_value_of_the_setting_can_enter_blames_no_setting():
+    """megatron-core's interleaved schedule raises when ``microbatch_group_size_per_vp_stage`` is outside
+    ``[PP, M]``; with PP=2 and M=1 that range is empty, so no value of it passes: it is not blamed."""
+    log = ("ValueError: The number of contiguous micro-batches in a virtual pipeline stageshould range in "
+           "[PP=2 , M=1]")
+    found = diagnose(log)
+    assert found.causes == []
+    assert found.failures[0].verdict.kind == "upstream"
+
+
+def test_an_unequal_chunk_of_the_batch_blames_the_batch_with_a_divisible_value():
+    """verl's ``DataProto.chunk`` splits the batch over the worker group's ranks: the batch key is at fault, the fix
+    the nearest batch the rank count divides; the generation entry's batch is ``data.batch_size``, and a written
+    value is scaled as the log's batch is to it."""
+    log = "AssertionError: only support equal chunk. Got size of DataProto 16 and chunk 32."
+    (cause,) = diagnose(log).causes
+    assert (cause.key, cause.fix) == ("data.train_batch_size", "data.train_batch_size=32")
+    gen = ("Traceback (most recent call last):\n"
+           '  File "/verl/verl/trainer/main_generation.py", line 120, in main\n'
+           "    output = wg.generate_sequences(data)\n"
+           f'  File "{VERL_PROTOCOL}", line 699, in chunk\n'
+           "AssertionError: only support equal chunk. Got size of DataProto 2 and chunk 4.\n")
+    (cause,) = diagnose(gen).causes
+    assert (cause.key, cause.fix) == ("data.batch_size", "data.batch_size=4")
+    from verl_mindspeed.doctor._stack import divisible_batch
+
+    assert divisible_batch(2, 4, 1) == 2  # batch_size=1 made a DataProto of 2: 2 makes 4
+    assert divisible_batch(24, 16, None) == 16
+
+
+def test_a_failure_inside_a_path_a_switch_selects_names_the_switch():
+    """verl's legacy weight loader runs with use_mbridge off; a failure raised in it (not below it in megatron) is
+    avoided by mbridge. The fused-kernel forward likewise runs with use_fused_kernels on."""
+    legacy = ("Traceback (most recent call last):\n"
+              '  File "/verl/verl/utils/model.py", line 494, in load_megatron_gptmodel_weights\n'
+              '  File "/verl/verl/models/mcore/loader.py", line 441, in load_state_dict_to_megatron_gptmodel\n'
+              '  File "/env/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1928, in __getattr__\n'
+              "AttributeError: 'MoELayer' object has no attribute 'linear_fc1'\n")
+    causes = {c.key: c.fix for c in diagnose(legacy).causes}
+    roles = ("actor_rollout_ref.actor.megatron.use_mbridge", "actor_rollout_ref.ref.megatron.use_mbridge")
+    assert causes == {key: f"{key}=True" for key in roles}
+    fused = ("Traceback (most recent call last):\n"
+             '  File "/verl/verl/models/mcore/model_forward_fused.py", line 201, in _fused_GPTModel_forward\n'
+             '  File "/verl/verl/utils/kernel/kernels.py", line 518, in efficient_entropy_forward\n'
+             "AttributeError: 'NoneType' object has no attribute 'is_cuda'\n")
+    (cause,) = diagnose(fused).causes
+    assert cause.fix == "actor_rollout_ref.model.use_fused_kernels=False"
+    below = fused.replace('  File "/verl/verl/utils/kernel/kernels.py"',
+                          '  File "/x/megatron/core/tensor_parallel/mappings.py"')
+    assert diagnose(below).causes == []  # raised below it, in megatron: the switch is not named
+
+
+def test_an_unassigned_engine_in_build_rollout_names_the_rollout_name():
+    log = ("Traceback (most recent call last):\n"
+           '  File "/root/verl/verl/workers/megatron_workers.py", line 285, in _build_rollout\n'
+           "    return rollout, sharding_manager\n"
+           "UnboundLocalError: local variable 'rollout' referenced before assignment\n")
+    (cause,) = diagnose(log).causes
+    assert cause.key == "actor_rollout_ref.rollout.name"
+
+
+def test_arguments_a_parser_does_not_know_are_the_ones_at_fault():
+    log = "ValueError: remaining_argv: ['--use_fused_rmsnorm', '--use_fused_swiglu']"
+    assert [c.key for c in diagnose(log).causes] == ["--use_fused_rmsnorm", "--use_fused_swiglu"]
+    usage = "usage: train.py [-h] [--lr LR]\ntrain.py: error: unrecognized arguments: --foo-bar 3 --baz\n"
+    found = diagnose(usage)  # argparse's own exit line, no Python type printed
+    assert found.exit_code == 0 and [c.key for c in found.causes] == ["--foo-bar", "--baz"]
+
+
+def test_a_megatron_lm_source_module_not_found_is_the_pythonpath():
+    """megatron-core ships ``megatron.core`` only: ``megatron.optimizer`` missing means Megatron-LM's tree is not
+    on PYTHONPATH; a missing ``megatron.core`` module stays a version mismatch."""
+    (cause,) = diagnose("ModuleNotFoundError: No module named 'megatron.optimizer'").causes
+    assert cause.key == "PYTHONPATH" and cause.fix.startswith("export PYTHONPATH=")
+    found = diagnose("ModuleNotFoundError: No module named 'megatron.core.distributed.custom_fsdp'")
+    assert found.causes == [] and found.failures[0].verdict.kind == "version-skew"
+
+
+def test_an_untyped_out_of_memory_line_of_the_rollout_allocator_is_read():
+    """``[torch_memory_saver.cpp] CUresult error: 2 (out of memory)`` has no Python type: it is a failure, and the
+    rollout allocator's memory share is the setting; an OOM elsewhere blames no key."""
+    line = "[torch_memory_saver.cpp] CUresult error: 2 (out of memory) file=csrc/utils.h func=cu_mem_create line=187"
+    found = diagnose(line)
+    assert found.exit_code == 0 and found.failures[0].verdict.kind == "resource"
+    assert [c.key for c in found.causes] == ["actor_rollout_ref.rollout.gpu_memory_utilization"]
+    plain = diagnose("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert plain.causes == [] and plain.failures[0].verdict.kind == "resource"
+
+
+def test_a_struct_key_verls_own_code_writes_is_verls_fault_not_the_launchs():
+    """A ``not in struct`` raised under a verl function that assigns into the config blames no key; the same key
+    refused at composition is the launch's, named by OmegaConf's ``full_key`` line."""
+    written = ("omegaconf.errors.ConfigKeyError: Key 'rollout_correction' is not in struct\n"
+               "    full_key: actor_rollout_ref.actor.policy_loss.rollout_correction\n\n"
+               'File "/apps/verl/verl/trainer/ppo/rollout_corr_helper.py", line 940, in apply_rollout_correction\n'
+               '    policy_loss_config["rollout_correction"] = rollout_corr_config\n'
+               'File "/usr/lib/python3.10/site-packages/omegaconf/dictconfig.py", line 310, in __setitem__\n'
+               "    self._format_and_raise(\n"
+               "...\n"
+               "omegaconf.errors.ConfigKeyError: Key 'ro\n")
+    found = diagnose(written)
+    assert found.causes == [] and [f.verdict.kind for f in found.failures] == ["upstream"]
+    assert "apply_rollout_correction" in str(found.failures[0].verdict.what)
+    composed = written.split("\n\n")[0]  # the same message with no verl frame under it: a composition refusal
+    (cause,) = diagnose(composed).causes
+    assert cause.key == "actor_rollout_ref.actor.policy_loss.rollout_correction"
+
+
+def test_a_bare_struct_key_takes_the_one_verl_path_with_that_name_and_no_guessed_fix():
+    (cause,) = diagnose("omegaconf.errors.ConfigAttributeError: Key 'format' is not in struct").causes
+    assert cause.key == "actor_rollout_ref.rollout.multi_turn.format"
+    assert cause.fix is None or cause.fix.split("=", 1)[0].lstrip("+") == cause.key
+
+
+def test_a_raise_printed_again_cut_short_lends_its_frames_to_the_whole_one():
+    log = ("ValueError: pipeline stages must be even here\n\n"
+           'File "/verl/verl/workers/megatron_workers.py", line 10, in build\n'
+           "ValueError: pipeline st\n")
+    (root,) = roots(exceptions(log))
+    assert root.message.startswith("pipeline stages must be even") and root.frames[0][2] == "build"

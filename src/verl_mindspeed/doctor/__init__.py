@@ -18,10 +18,22 @@ from typing import Any, Callable, Optional, Sequence
 from ..i18n import Msg, tr
 from ..launch import LaunchFile
 from ..overrides import split_override
-from ._blame import Cause, Verdict, engine_keys, environment, fields_of, hydra_key, not_the_launch, paths_for, solve
+from ._blame import (
+    Cause,
+    Verdict,
+    engine_keys,
+    environment,
+    fields_of,
+    helpless,
+    hydra_key,
+    not_the_launch,
+    paths_for,
+    solve,
+)
 from ._log import Raised, clean, exceptions, roots
 from ._replay import Replay, clears, replay
 from ._sites import Match, by_line, match
+from ._stack import accessed, code_access, explain, full_key
 
 #: At most this many distinct first raises are explained (a log of a thousand workers repeats one).
 MOST = 8
@@ -88,7 +100,10 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
                                           for i in reproduced], (), "confirmed")
     hydra = hydra_key(raised, site) if _composition(raised, site) else None
     if hydra is not None:
-        return _hydra(hydra[0], hydra[1], what, launch, options)
+        access = code_access(raised)
+        if access is not None:
+            return accessed(full_key(raised, hydra[0]), *access, what)
+        return _hydra(full_key(raised, hydra[0]), hydra[1], what, launch, options)
     env = environment(raised, site)
     if env is not None:
         return Verdict("env", tr("{what}: the environment variable {var} decides it", what=what, var=env.key), [env],
@@ -97,9 +112,10 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     package = site.site.package if site is not None else "verl"
     chains = site.site.chains if site is not None else ()
     settable = [f for f in fields if paths_for(f, package, chains) or (launch and _written(launch, f) and paths_for(f))]
+    settable = [f for f in settable if site is None or not helpless(site, f)]  # no value of it passes: not its fault
     if site is not None and settable:
         return _settings(site, settable, what, launch, options)
-    return not_the_launch(raised, site)
+    return explain(raised, site, launch) or not_the_launch(raised, site)
 
 
 def _reproduced(raised: Raised, launch: Optional[Replay]) -> list:

@@ -61,7 +61,7 @@ class Verdict:
 
 
 @lru_cache(maxsize=1)
-def _verl_leaves() -> dict[str, tuple[str, ...]]:
+def verl_leaves() -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
     for path in verl_keys._data()["keys"]:
         out.setdefault(path.rsplit(".", 1)[-1], []).append(path)
@@ -86,7 +86,7 @@ def section_paths(leaf: str, chains: tuple[str, ...]) -> list[str]:
     -> ``actor_rollout_ref.rollout.tensor_model_parallel_size``); empty when no chain names one."""
     named = {w for c in chains if c.rsplit(".", 1)[-1] == leaf for w in _SECTIONS
              if re.search(rf"(?:^|[._]){w}(?:[._]|$)", c.rsplit(".", 1)[0])}
-    paths = [p for p in _verl_leaves().get(leaf, ()) if any(f".{w}." in f".{p}" for w in named)]
+    paths = [p for p in verl_leaves().get(leaf, ()) if any(f".{w}." in f".{p}" for w in named)]
     return sorted(paths, key=lambda p: (not p.startswith("actor_rollout_ref."), len(p)))[:1]
 
 
@@ -105,7 +105,7 @@ def paths_for(leaf: str, package: str = "verl", chains: tuple[str, ...] = ()) ->
     if package in MEGATRON_SIDE:
         return [f"{ACTOR}{OTC}.{leaf}"] if leaf in universe.known_otc_keys() else []
     if package == "verl" and "_" in leaf and len(leaf) >= 8:
-        return list(_verl_leaves().get(leaf, ()))[:2]
+        return list(verl_leaves().get(leaf, ()))[:2]
     return []
 
 
@@ -158,10 +158,47 @@ def solve(found: Match, leaf: str) -> Optional[Any]:
     return passing[0] if len(passing) == 1 and states[not passing[0]] is True else None
 
 
+def helpless(found: Match, leaf: str) -> bool:
+    """No value of the setting ``leaf`` makes the site's condition pass with the values its message printed (the
+    range those values leave is empty: ``PP=2 <= x <= M=1``): moving it cannot help, the printed values are at
+    fault. False when the condition cannot be run on them."""
+    site = found.site
+    if not site.condition:
+        return False
+    values = {expr: value_of(text) for expr, text in found.bound.items()}
+    expr = next((e for e in values if e.rsplit(".", 1)[-1] == leaf), None) or \
+        next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
+    numbers = [v for v in values.values() if isinstance(v, int) and not isinstance(v, bool)]
+    if expr is None or not numbers:
+        return False
+    top = min(4096, max(64, 4 * max(abs(n) for n in numbers)))
+    probes = [True, False, *range(0, top + 1)]
+    return all(raises(site.condition, site.raises_when_false, {**values, expr: v}) is True for v in probes)
+
+
+#: ``megatron.*`` namespaces a pip package ships (megatron-core, Megatron-Bridge, Megatron-Energon); any other
+#: ``megatron.x`` (``optimizer``, ``training``, ``legacy``...) is only in a Megatron-LM source tree.
+_PIP_MEGATRON = ("core", "bridge", "hub", "energon")
+
+
+def source_tree(raised: Raised) -> Optional[Cause]:
+    """A module only Megatron-LM's source tree has, not found: that tree is not on ``PYTHONPATH``."""
+    hit = re.search(r"No module named '(megatron\.(\w+)[\w.]*)'", raised.message)
+    if raised.type != "ModuleNotFoundError" or hit is None or hit.group(2) in _PIP_MEGATRON:
+        return None
+    return Cause("PYTHONPATH", "export PYTHONPATH=$PYTHONPATH:/path/to/Megatron-LM")
+
+
 def not_the_launch(raised: Raised, found: Optional[Match]) -> Verdict:
     """What a failure no launch key caused is: a package's version, the machine, or upstream code."""
     message = raised.message
     module = _MODULE.search(message)
+    tree = source_tree(raised)
+    if tree is not None:
+        return Verdict("env", tr(
+            "{type}: {name} is in Megatron-LM's source tree, which no pip package ships: that tree is not on "
+            "PYTHONPATH", type=raised.type, name=module.group("mod") if module else message[:80]), [tree],
+            certainty="likely")
     if raised.type in ("ImportError", "ModuleNotFoundError") or (raised.type == "AttributeError" and module and
                                                                   module.group("amod")) or (
             raised.type == "AttributeError" and "type object" in message):
@@ -214,5 +251,5 @@ def _releases_of(package: str) -> tuple[str, ...]:
     return tuple(sorted(seen, key=lambda r: tuple(int(x) for x in re.findall(r"\d+", r))))
 
 
-__all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "hydra_key",
-           "not_the_launch", "paths_for", "solve"]
+__all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "helpless",
+           "hydra_key", "not_the_launch", "verl_leaves", "paths_for", "solve", "source_tree"]

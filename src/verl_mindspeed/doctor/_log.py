@@ -11,7 +11,7 @@ handling…") keep their order: the first is the root. Ray's re-raises (``RayTas
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
@@ -27,6 +27,13 @@ _CHAIN = ("The above exception was the direct cause of the following exception",
           "During handling of the above exception, another exception occurred")
 _WRAPPERS = ("RayTaskError", "RayActorError", "ActorDiedError", "RaySystemError", "WorkerCrashedError",
              "ActorUnavailableError", "TaskUnschedulableError")
+#: A native allocator's failure printed without a Python type: ``[torch_memory_saver.cpp] CUresult error: 2 (out of
+#: memory) ...``, ``NPU error ... out of memory``.
+_OOM_LINE = re.compile(r"^\s*(?:\[[\w./-]+\]\s*)?[^\n]*\berror\b[^\n]*\bout of memory\b", re.I)
+#: argparse's exit line (``prog: error: unrecognized arguments: --x``): the process exits with no traceback.
+_ARGPARSE_LINE = re.compile(r"^\s*\S+: error: unrecognized arguments: \S")
+#: A line a poster puts for the frames they cut: the traceback goes on.
+_ELIDED = ("...", "[...]", "…")
 _HYDRA_LINES = re.compile(r"^(?:Could not override|Could not append|Could not delete|Key '[^']+' is not in struct|"
                           r"Error merging override|Could not load|In '[^']+': Could not find|"
                           r"Cannot find primary config)")
@@ -124,7 +131,17 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
             message, i = _message(stripped, lines, i + 1)
             found.append(Raised("ConfigCompositionException", message, [], stream, number))
             continue
-        if in_trace and stripped and not line.startswith((" ", "\t")) and not stripped.startswith("^"):
+        if _ARGPARSE_LINE.match(line):
+            found.append(Raised("SystemExit", stripped, [], stream, number))
+            i += 1
+            continue
+        if _OOM_LINE.match(line) and not line.startswith((" " * 4, "\t")):  # the allocator's own line, untyped
+            found.append(Raised("OutOfMemoryError", stripped, frames if in_trace else [], stream, number))
+            in_trace, frames = False, []
+            i += 1
+            continue
+        if in_trace and stripped and not line.startswith((" ", "\t")) and not stripped.startswith("^") and \
+                stripped not in _ELIDED:
             in_trace, frames = False, []  # a traceback that ended without an exception line (cut)
         i += 1
     return found
@@ -146,12 +163,25 @@ def _message(first: str, lines: list[tuple[str, int]], i: int) -> tuple[str, int
     return "\n".join(p for p in parts if p is not None).strip(), i
 
 
+def _cut_copy(whole: Raised, cut: Raised) -> bool:
+    """``cut`` is ``whole`` printed again and cut short (a poster's excerpt that ends mid-message)."""
+    lines = [line for line in cut.message.splitlines() if line.strip() not in _ELIDED]
+    head = lines[0].rstrip() if lines else ""
+    first = whole.message.splitlines()[0] if whole.message else ""
+    return cut.type == whole.type and len(lines) == 1 and 6 <= len(head) < len(first) and first.startswith(head)
+
+
 def roots(found: list[Raised]) -> list[Raised]:
     """The first raises: per distinct (type, message), the earliest that is neither a wrapper nor raised while
     handling another; a wrapper's message stands only when the log holds nothing else."""
     out: dict[tuple[str, str], Raised] = {}
     for raised in found:
         if raised.wrapper or raised.chained:
+            continue
+        whole = next((k for k, e in out.items() if _cut_copy(e, raised)), None)
+        if whole is not None:  # the same raise printed again, cut: its frames belong to the whole one
+            if raised.frames and not out[whole].frames:
+                out[whole] = replace(out[whole], frames=raised.frames)
             continue
         out.setdefault(raised.key(), raised)
     if not out:
