@@ -33,6 +33,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # the data files' recompute notati
 from calibrate_memory import recompute_of  # noqa: E402
 
 from verl_mindspeed.model import Layout, load_model_spec  # noqa: E402
+from verl_mindspeed.model.layouts import plan_layouts, rank_plans  # noqa: E402
+from verl_mindspeed.model.memory import MemoryOptions  # noqa: E402
 from verl_mindspeed.model.spec import ModelSpec  # noqa: E402
 from verl_mindspeed.model.throughput import Rates, step_time  # noqa: E402
 
@@ -49,6 +51,10 @@ RATES = {
     # (NVIDIA H800 datasheet). The network is not stated by the H800 sources: one 400 Gb/s NIC per GPU, as DGX H100.
     "h800-sxm": {"bf16": Rates(flops=989e12 / 2, intra_node=H100_LINK * 200e9, inter_node=H100_LINK * 50e9)},
 }
+#: Memory of one device in GiB, from the datasheets (64 GB Atlas 800T A2; 80 GB H100 and H800 SXM).
+DEVICE_GIB = {"ascend-910b": 64.0, "h100-sxm": 80e9 / 2**30, "h800-sxm": 80e9 / 2**30}
+#: A group ranks in plan when it has at least this many layouts.
+RANKED_GROUP = 5
 CP_SHORT = {"megatron_cp_algo": "ring", "ulysses_cp_algo": "ulysses", "adaptive_cp_algo": "adaptive",
             "kvallgather_cp_algo": "kvallgather", "hybrid_cp_algo": "hybrid",
             "hybrid_adaptive_cp_algo": "hybrid-adaptive"}
@@ -155,13 +161,15 @@ class Agreement:
     tied: int
     """Pairs the proxy ties (the same layout cost) while the measurements differ."""
     rho: Optional[float]
+    micro: Optional[int] = None
+    """The micro-batch size of a group's subset (the pairs plan compares); ``None`` for the whole group."""
 
     @property
     def pairs(self) -> int:
         return self.agree + self.disagree + self.tied
 
 
-def agreement(group: str, rows: list[Row]) -> Agreement:
+def agreement(group: str, rows: list[Row], micro: Optional[int] = None) -> Agreement:
     agree = disagree = tied = 0
     for a, b in itertools.combinations(rows, 2):
         if _same(a.measured, b.measured):
@@ -173,7 +181,7 @@ def agreement(group: str, rows: list[Row]) -> Agreement:
         else:
             disagree += 1
     return Agreement(group, len(rows), agree, disagree, tied,
-                     spearman([r.measured for r in rows], [r.proxy for r in rows]))
+                     spearman([r.measured for r in rows], [r.proxy for r in rows]), micro)
 
 
 def compare(points: Optional[list[dict]] = None) -> tuple[list[Row], list[Agreement]]:
@@ -182,7 +190,62 @@ def compare(points: Optional[list[dict]] = None) -> tuple[list[Row], list[Agreem
     groups: dict[str, list[Row]] = {}
     for row in rows:
         groups.setdefault(row.point["group"], []).append(row)
-    return rows, [agreement(name, members) for name, members in groups.items() if len(members) > 1]
+    found = []
+    for name, members in groups.items():
+        if len(members) < 2:
+            continue
+        found.append(agreement(name, members))
+        micro = sorted({r.point["micro_batch_size"] for r in members})
+        if len(micro) > 1:  # plan ranks layouts at one micro-batch size: the pairs it compares, per size
+            for m in micro:
+                same = [r for r in members if r.point["micro_batch_size"] == m]
+                if len(same) > 1:
+                    found.append(agreement(f"{name}, micro-batch {m}", same, m))
+    return rows, found
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    group: str
+    point: str
+    """The measured fastest layout of the group."""
+    row: int
+    """Its place among plan's fitting layouts, by the proxy (1 + the layouts the proxy puts ahead of it)."""
+    fitting: int
+
+
+def plan_row(group: str, rows: list[Row]) -> PlanRow:
+    """Where the group's measured fastest layout ranks among every layout ``plan`` lists for that model and
+    cluster (pre-training memory, the device's memory, the point's micro-batch), every one timed by the proxy at
+    the point's rates and global batch. The layout itself is timed as measured (the source's own split, which
+    plan may not enumerate) and placed among the fitting layouts."""
+    best = max(rows, key=lambda r: r.measured).point
+    spec, _note = load_model_spec(ROOT / best["model"])
+    rates = RATES[best["device"]][best.get("precision", "bf16")]
+    options = MemoryOptions(seq_len=best["seq_len"], micro_batch_size=best["micro_batch_size"], workload="pretrain",
+                            device="npu" if best["device"].startswith("ascend") else "gpu", ref_model=False)
+    world, per_node = best["world"], best["gpus_per_node"]
+    plans = plan_layouts(spec, world // per_node, per_node, device_memory_gib=DEVICE_GIB[best["device"]],
+                         options=options, interleave=True)
+
+    def seconds(layout: Layout) -> float:
+        return step_time(spec, layout, world, per_node, best["seq_len"], best["micro_batch_size"], rates=rates,
+                         global_batch=best["global_batch_size"]).total
+
+    own = seconds(layout_of(best))
+    fitting = [seconds(p.layout) for p in rank_plans(spec, plans) if p.fits]
+    return PlanRow(group, best["id"], 1 + sum(t < own for t in fitting), len(fitting))
+
+
+def plan_rows(rows: list[Row]) -> list[PlanRow]:
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(row.point["group"], []).append(row)
+    return [plan_row(name, members) for name, members in groups.items() if len(members) >= RANKED_GROUP]
+
+
+def plan_table(found: list[PlanRow]) -> list[str]:
+    return [f"| {r.group} | `{r.point}` | {r.row} of {r.fitting} | {100 * r.row / r.fitting:.1f}% |" for r in found]
 
 
 def table(rows: list[Row]) -> list[str]:
@@ -223,7 +286,10 @@ def main() -> int:
     args = parser.parse_args()
     rows, found = compare()
     if args.json:
-        print(json.dumps({"points": [{"id": r.point["id"], "group": r.point["group"], "measured": round(r.measured, 1),
+        ranked = plan_rows(rows)
+        print(json.dumps({"plan_rows": [{"group": r.group, "point": r.point, "row": r.row, "fitting": r.fitting}
+                                        for r in ranked],
+                          "points": [{"id": r.point["id"], "group": r.point["group"], "measured": round(r.measured, 1),
                                       "proxy": round(r.proxy, 1), "ratio": round(r.ratio, 3)} for r in rows],
                           "groups": [{"group": a.group, "points": a.points, "agree": a.agree,
                                       "disagree": a.disagree, "tied": a.tied,
@@ -237,6 +303,10 @@ def main() -> int:
     print("| group | points | pairs in the measured order | pairs the proxy ties | Spearman |")
     print("| --- | --- | --- | --- | --- |")
     print("\n".join(agreement_rows(found)))
+    print()
+    print("| group | measured fastest | its row among plan's fitting layouts | top |")
+    print("| --- | --- | --- | --- |")
+    print("\n".join(plan_table(plan_rows(rows))))
     print()
     print("| device | points | median proxy / measured | lowest | highest |")
     print("| --- | --- | --- | --- | --- |")

@@ -70,7 +70,8 @@ def test_a_group_shares_model_cluster_sequence_and_device():
 
 def test_the_docs_tables_are_what_the_script_computes():
     rows, found = COMPARE.compare()
-    lines = COMPARE.table(rows) + COMPARE.agreement_rows(found) + COMPARE.summary(rows)
+    lines = COMPARE.table(rows) + COMPARE.agreement_rows(found) + COMPARE.summary(rows) + \
+        COMPARE.plan_table(COMPARE.plan_rows(rows))
     assert len(COMPARE.table(rows)) == len(POINTS)
     for lang, text in DOCS.items():
         missing = [line for line in lines if line not in text]
@@ -80,7 +81,8 @@ def test_the_docs_tables_are_what_the_script_computes():
 def test_agreement_counts_pairs_and_ties():
     rows, found = COMPARE.compare()
     for a in found:
-        members = [r for r in rows if r.point["group"] == a.group]
+        members = [r for r in rows if a.group in (r.point["group"], f"{r.point['group']}, micro-batch {a.micro}")
+                   and a.micro in (None, r.point["micro_batch_size"])]
         assert a.points == len(members) and a.agree + a.disagree + a.tied <= a.points * (a.points - 1) // 2
         if a.rho is not None:
             assert -1.0 <= a.rho <= 1.0
@@ -103,3 +105,14 @@ def test_global_batch_defaults_to_the_planners_step():
     fewer = step_time(spec, lay, 16, 8, 4096, global_batch=32)
     assert fewer.bubble / fewer.total > step_time(spec, lay, 16, 8, 4096).bubble / step_time(spec, lay, 16, 8,
                                                                                              4096).total
+
+
+def test_the_proxy_orders_every_large_set_better_than_chance_and_plan_lists_its_fastest_near_the_top():
+    """Every set of at least five measured layouts (and each of its micro-batch sizes with five, the pairs plan
+    compares) is ordered better than chance, and the measured fastest of each is in the top tenth of the layouts
+    plan lists for that model and cluster."""
+    rows, found = COMPARE.compare()
+    large = [a for a in found if a.points >= COMPARE.RANKED_GROUP]
+    assert large and all(a.rho is not None and a.rho > 0 for a in large), [(a.group, a.rho) for a in large]
+    ranked = COMPARE.plan_rows(rows)
+    assert ranked and all(r.row <= 0.1 * r.fitting for r in ranked), ranked

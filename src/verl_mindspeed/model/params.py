@@ -28,6 +28,7 @@ __all__ = [
     "attention_params",
     "layer_params",
     "params_per_rank",
+    "routed_active_parameters",
     "stage_parameters",
     "total_parameters",
 ]
@@ -105,6 +106,14 @@ def active_parameters(spec: ModelSpec) -> int:
     per_expert = _gated_mlp(spec.hidden_size, spec.moe_ffn_hidden_size or 0, 1)
     unused = (spec.num_experts or 0) - (spec.moe_router_topk or 0)
     return total_parameters(spec) - spec.num_moe_layers * unused * per_expert
+
+
+def routed_active_parameters(spec: ModelSpec) -> int:
+    """The routed-expert part of :func:`active_parameters`: ``top-k`` experts of every MoE layer."""
+    if not spec.is_moe:
+        return 0
+    per_expert = _gated_mlp(spec.hidden_size, spec.moe_ffn_hidden_size or 0, 1)
+    return spec.num_moe_layers * (spec.moe_router_topk or 0) * per_expert
 
 
 @dataclass(frozen=True)

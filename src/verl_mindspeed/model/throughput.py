@@ -11,11 +11,11 @@ and the bytes each parallelism moves, over intra-node or inter-node bandwidth.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Optional
 
 from ._layout import Layout, stage_layer_counts
-from .params import active_parameters
+from .params import active_parameters, routed_active_parameters, stage_parameters
 from .spec import ModelSpec
 
 __all__ = ["Rates", "Reason", "StepTime", "layout_reasons", "step_time"]
@@ -79,6 +79,20 @@ def _recompute_share(spec: ModelSpec, layout: Layout) -> float:
     return 0.0
 
 
+def _tokens_per_expert(spec: ModelSpec, layout: Layout, n: float) -> float:
+    """Tokens one local expert receives from one micro-batch: each rank routes its ``n / TP`` tokens (sequence
+    parallel) to ``top-k`` experts; an expert gets them from the ``EP`` ranks of its group, gathered over ``ETP``."""
+    return n / layout.tp * (spec.moe_router_topk or 0) * layout.ep * layout.etp / (spec.num_experts or 1)
+
+
+def _collectives_per_layer(spec: ModelSpec) -> float:
+    """TP all-gathers and reduce-scatters of one layer's forward, averaged over the layers: two around attention, two
+    around a dense MLP or the shared experts. A routed-expert MLP takes its tokens by all-to-all instead."""
+    moe = spec.num_moe_layers
+    shared = 2 if spec.shared_expert_intermediate_size else 0
+    return (4 * (spec.num_layers - moe) + (2 + shared) * moe) / spec.num_layers
+
+
 def step_time(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: int, seq_len: int, micro_batch: int = 1,
               rates: Rates = Rates(), global_batch: Optional[int] = None) -> StepTime:
     """The proxy for one layout; see the module docstring for what it assumes.
@@ -86,25 +100,30 @@ def step_time(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: int, s
     ``global_batch``: sequences of one step (default ``MICROBATCHES_PER_DEVICE x world``), for comparing with a
     run whose global batch size is known (``benchmarks/compare_throughput.py``)."""
     tp, pp, cp, ep, etp = layout.tp, layout.pp, layout.cp, layout.ep, layout.etp
+    vpp = layout.vpp or 1
     dp = max(layout.dp(world), 1)
     sequences = global_batch or MICROBATCHES_PER_DEVICE * world
     micro = sequences // (dp * micro_batch) or 1  # micro-batches of one model replica
     tokens_step = sequences * seq_len  # tokens of one step, over all devices
     passes = 3 if layout.recompute.full else 2  # forward, backward, and the replayed forward
     layers = spec.num_layers / pp
-    # FLOPs of the step shared by every device, and a fixed cost per layer pass of every micro-batch
+    # FLOPs of the step shared by every device, at the rate its matrix multiplies reach: dense ones on the
+    # micro-batch's tokens, routed experts on the tokens each expert receives; and a fixed cost per layer pass
     n = seq_len * micro_batch / cp  # tokens of one micro-batch on one rank
-    efficiency = n / (n + rates.gemm_tokens)
-    compute = 6 * active_parameters(spec) * tokens_step / world / (rates.flops * efficiency) \
+    routed = routed_active_parameters(spec)
+    per_device = 6 * tokens_step / world / rates.flops
+    compute = per_device * (active_parameters(spec) - routed) / _efficiency(n, rates) \
         + micro * layers * passes * rates.layer_pass
+    if routed:
+        compute += per_device * routed / _efficiency(_tokens_per_expert(spec, layout, n), rates)
     recompute = compute * _recompute_share(spec, layout)
-    bubble = (compute + recompute) * (pp - 1) / ((layout.vpp or 1) * micro)
     h = spec.hidden_size
 
     def bw(group_span: int) -> float:
         return rates.intra_node if group_span <= gpus_per_node else rates.inter_node
 
-    tp_bytes = 0.0 if tp == 1 else 4 * passes * (tp - 1) / tp * 2 * h * n  # AG + RS around attention and MLP
+    # bytes one rank moves per layer and micro-batch, for every pass
+    tp_bytes = 0.0 if tp == 1 else _collectives_per_layer(spec) * passes * (tp - 1) / tp * 2 * h * n
     a, g, d = spec.num_attention_heads, spec.num_query_groups, spec.head_dim
     kv = 2 * 2 * g * d * n / tp
     qkvo = 2 * (2 * a * d + 2 * g * d) * n / tp
@@ -121,13 +140,46 @@ def step_time(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: int, s
         cp_bytes = passes * (cp - 1) * kv * 1.5  # K/V around the ring; dK/dV return in the backward
     moe_layers = spec.num_moe_layers / pp
     kr = spec.moe_router_topk or 0
-    ep_bytes = 0.0 if ep == 1 else 2 * passes * (ep - 1) / ep * kr * 2 * h * n / tp * etp
-    pp_time = 0.0 if pp == 1 else micro * 2 * 2 * h * n / tp / bw(world)
-    params = active_parameters(spec) / (tp * pp)  # dense share of one rank, roughly
-    dp_time = 0.5 * (dp * cp - 1) / (dp * cp) * 6 * params / bw(world) if dp * cp > 1 else 0.0
-    return StepTime(compute=compute, recompute=recompute, bubble=bubble, tp=micro * layers * tp_bytes / bw(tp),
-                    cp=micro * layers * cp_bytes / bw(tp * cp), ep=micro * moe_layers * ep_bytes / bw(etp * ep),
+    # dispatch and combine: each rank's n / TP tokens, top-k copies, all-to-all over EP (its ranks ETP apart), then
+    # all-gathered over ETP (and reduce-scattered back)
+    routed_bytes = 2 * passes * kr * 2 * h * n / tp
+    ep_seconds = (0.0 if ep == 1 else (ep - 1) / ep * routed_bytes / bw(etp * ep)) + \
+        (0.0 if etp == 1 or not spec.is_moe else (etp - 1) * routed_bytes / bw(etp))
+    tp_time = micro * layers * tp_bytes / bw(tp)
+    cp_time = micro * layers * cp_bytes / bw(tp * cp)
+    ep_time = micro * moe_layers * ep_seconds
+    # a stage waits for the slowest micro-batch path through the others: the bubble holds its communication too
+    bubble = (compute + recompute + tp_time + cp_time + ep_time) * (pp - 1) / (vpp * micro)
+    # each virtual stage sends its output forward and its input's gradient back; verl overlaps these sends with
+    # compute when the schedule is interleaved (overlap_p2p_comm = VPP > 1), so only a plain schedule waits on them
+    next_stage = 2 * max(world // pp, 1)  # ranks of two neighbouring stages: one node when they fit in one
+    pp_time = 0.0 if pp == 1 or vpp > 1 else micro * 2 * 2 * h * n / tp / bw(next_stage)
+    # the distributed optimizer's gradient reduce-scatter and parameter all-gather (6 bytes a parameter), half
+    # overlapped: shared weights over DP x CP, routed experts over the expert data-parallel group
+    held = _held(spec, tp, pp, ep, etp, layout.first_stage_layers, layout.last_stage_layers)
+    dense_params, expert_params = held or (active_parameters(spec) / (tp * pp), 0)
+    group, expert_group = dp * cp, max(world // (pp * ep * etp), 1)
+    dp_time = 0.5 * 6 * (dense_params * (group - 1) / group + expert_params * (expert_group - 1) / expert_group) \
+        / bw(world)
+    return StepTime(compute=compute, recompute=recompute, bubble=bubble, tp=tp_time, cp=cp_time, ep=ep_time,
                     pp=pp_time, dp=dp_time)
+
+
+@lru_cache(maxsize=4096)
+def _held(spec: ModelSpec, tp: int, pp: int, ep: int, etp: int, first: Optional[int], last: Optional[int]
+          ) -> Optional[tuple[int, int]]:
+    """(shared, routed-expert) parameters of one rank of the largest stage; ``None`` when the layers do not split."""
+    stages = stage_parameters(spec, Layout(tp=tp, pp=pp, ep=ep, etp=etp, first_stage_layers=first,
+                                           last_stage_layers=last))
+    if not stages:
+        return None
+    held = max(stages, key=lambda s: s.total)
+    return held.dense, held.expert
+
+
+def _efficiency(tokens: float, rates: Rates) -> float:
+    """The share of its rate a matrix multiply over ``tokens`` rows reaches."""
+    return tokens / (tokens + rates.gemm_tokens)
 
 
 @dataclass(frozen=True)
@@ -167,9 +219,10 @@ def layout_reasons(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: i
         found.append(Reason("ep", ep, time.ep / total, {"experts_per_rank": (spec.num_experts or 0) // ep,
                                                         "span": span(etp * ep)}))
     if etp > 1:
-        found.append(Reason("etp", etp, 0.0, {"all_to_all_factor": etp if ep > 1 else 1}))
+        found.append(Reason("etp", etp, 0.0, {"gathers_tokens": spec.is_moe}))
     if tp > 1:
-        found.append(Reason("tp", tp, time.tp / total, {"collectives_per_layer": 4 * passes, "span": span(tp)}))
+        collectives = round(_collectives_per_layer(spec) * passes)
+        found.append(Reason("tp", tp, time.tp / total, {"collectives_per_layer": collectives, "span": span(tp)}))
     if cp > 1:
         facts: dict = {"tokens_per_rank": seq_len * micro_batch // cp, "algorithm": layout.cp_algo,
                        "span": span(tp * cp)}
