@@ -14,6 +14,7 @@ from ..model.chart import component_names, render_html, render_svg, text_bar
 from ..model.layouts import LayoutPlan
 from ..model.memory import MemoryOptions
 from ..model.throughput import Reason, layout_reasons
+from ..report import width as display_width
 
 #: Override blocks printed without --top (the table then shows 10 rows).
 DEFAULT_BLOCKS = 3
@@ -35,13 +36,29 @@ def _row(rank: int, plan: LayoutPlan, limit: float, lang: str) -> tuple[str, ...
         if lay.cp > 1 else "-"
     fits = (tr("yes") if plan.fits else tr("no")).render(lang)
     return (str(rank), str(lay.tp), str(lay.pp), str(lay.vpp or "-"), str(lay.cp), algo, str(lay.ep), str(lay.etp),
-            split, lay.recompute.label(), f"{plan.memory.peak_gib:.1f}", f"{plan.relative_time:.2f}", fits,
-            text_bar(plan.memory.breakdown(), limit))
+            split, lay.recompute.label(), f"{plan.memory.peak_gib:.1f}", f"{plan.relative_time:.2f}",
+            largest_term(plan, lang), fits, text_bar(plan.memory.breakdown(), limit))
+
+
+#: The step-time terms by their name in a row (communication by its dimension).
+_TERMS = {"compute": tr("compute"), "recompute": tr("recompute"), "bubble": tr("bubble"), "tp": "TP", "cp": "CP",
+          "ep": "EP", "pp": "PP", "dp": "DP"}
+
+
+def largest_term(plan: LayoutPlan, lang: str) -> str:
+    """The term of the step-time proxy that dominates the row, with its share: ``EP 41%``, ``compute 80%``."""
+    term, share = max(plan.time.shares().items(), key=lambda kv: kv[1])
+    return f"{render(_TERMS[term], lang)} {100 * share:.0f}%"
+
+
+def pad(cell: str, width: int) -> str:
+    """``cell`` right-aligned in ``width`` display columns (a CJK character takes two)."""
+    return " " * (width - display_width(cell)) + cell
 
 
 def _table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.rjust(w) if i < len(row) - 1 else c for i, (c, w) in enumerate(zip(row, widths)))
+    widths = [max(display_width(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(pad(c, w) if i < len(row) - 1 else c for i, (c, w) in enumerate(zip(row, widths)))
                      for row in rows)
 
 
@@ -72,8 +89,8 @@ def _reason(r: Reason) -> Msg:
         return tr("EP {n}: experts ÷{n} ({per_rank} per rank), all-to-all over {n} {where}, {share:.0f}% of the step",
                   n=n, per_rank=f["experts_per_rank"], where=_where(f["span"]), share=share)
     if r.dimension == "etp":
-        if f["all_to_all_factor"] > 1:
-            return tr("ETP {n}: expert weights ÷{n}, expert all-to-all ×{n}", n=n)
+        if f["gathers_tokens"]:
+            return tr("ETP {n}: expert weights ÷{n}, routed tokens all-gathered over {n}", n=n)
         return tr("ETP {n}: expert weights ÷{n}", n=n)
     if r.dimension == "tp":
         return tr("TP {n}: weights ÷{n}, {count} all-gather/reduce-scatter per layer {where}, {share:.0f}% of the "
@@ -132,7 +149,10 @@ def print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: fl
     fitting = sum(p.fits for p in plans)
     say(tr("{valid} valid layouts, {fit} fit ({seconds:.2f}s)", valid=len(plans), fit=fitting, seconds=seconds))
     if mine is not None:
-        say(mine)
+        say(mine[0] if isinstance(mine, tuple) else mine)
+        if isinstance(mine, tuple) and mine[1] is not None:  # the launch's own row explains itself as the others do
+            print("#   " + _why(mine[1], memory, lang))
+            print("#   " + reasons_line(spec, mine[1], world, args.n_gpus_per_node, options).render(lang))
     if not shown:
         say(tr("no layout passes the layout rules on this cluster"))
         return
@@ -143,8 +163,8 @@ def print_text(spec: ModelSpec, args: argparse.Namespace, world: int, memory: fl
         say(tr("ranked by a step-time proxy (compute, recompute, pipeline bubble, communication volume; not a "
                "measurement), then peak memory; 'step' is relative to the fastest fitting layout"))
     heads = ("#", "TP", "PP", "VPP", "CP", trp("column", "CP algorithm"), "EP", "ETP", trp("column", "first/last"),
-             trp("column", "recompute"), trp("column", "GiB/device"), trp("column", "step"), trp("column", "fits"),
-             trp("column", "memory"))
+             trp("column", "recompute"), trp("column", "GiB/device"), trp("column", "step"),
+             trp("column", "largest term"), trp("column", "fits"), trp("column", "memory"))
     heads = tuple(render(h, lang) for h in heads)
     print()
     print(_table([heads] + [_row(i, p, memory, lang) for i, p in enumerate(shown, 1)]))

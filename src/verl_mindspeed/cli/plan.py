@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
         print(_plan_report.as_json(spec, args, nnodes, per_node, memory, options, plans, shown,
                                    launch={"layout": launch, "row": row} if launch is not None else None))
     else:
-        placed = _plan_launch.line(_plan_launch.describe(launch, spec.is_moe), row, mine, len(plans)) \
+        placed = (_plan_launch.line(_plan_launch.describe(launch, spec.is_moe), row, mine, len(plans)), mine) \
             if launch is not None else None
         _plan_report.print_text(spec, args, nnodes * per_node, memory, options, plans, shown, seconds, lang, placed)
         if dropped:
