@@ -266,3 +266,12 @@ def test_a_raise_printed_again_cut_short_lends_its_frames_to_the_whole_one():
            "ValueError: pipeline st\n")
     (root,) = roots(exceptions(log))
     assert root.message.startswith("pipeline stages must be even") and root.frames[0][2] == "build"
+
+
+def test_a_ray_prefix_with_an_ipv6_address_is_taken_off():
+    log = "\n".join(f"(TaskRunner pid=8143, ip=[2605:340:cdb1:6400::a7c:2d2c]) {line}" for line in (
+        "Traceback (most recent call last):",
+        '  File "/verl/verl/trainer/main_ppo.py", line 10, in run',
+        "RuntimeError: The expanded size of the tensor (2) must match the existing size (0)"))
+    (root,) = roots(exceptions(log))
+    assert (root.type, root.stream, root.frames[0][2]) == ("RuntimeError", "TaskRunner pid=8143", "run")

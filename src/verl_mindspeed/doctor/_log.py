@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
-_PREFIX = re.compile(r"^\s*\((?P<who>[A-Za-z_][\w.:-]*)(?:\s+pid=(?P<pid>\d+))?(?:,\s*ip=[\w.:]+)?\)\s?")
+_PREFIX = re.compile(r"^\s*\((?P<who>[A-Za-z_][\w.:-]*)(?:\s+pid=(?P<pid>\d+))?(?:,\s*ip=\[?[\w.:]+\]?)?\)\s?")
 _RANK = re.compile(r"^\s*\[(?:rank|RANK)\s*\d+\]:?\s?")
 _REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>\S+))?')
