@@ -3,6 +3,7 @@ launch, passes ``check`` in one paste: the dict's sizes and the recompute keys m
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shlex
 import sys
@@ -37,3 +38,33 @@ def test_the_top_layouts_keep_sp_and_mc2_and_paste_into_the_launch(capsys, relea
         otc = "actor_rollout_ref.actor.megatron.override_transformer_config."
         assert f"++{otc}tensor_model_parallel_size={plan['tensor_model_parallel_size']}" in plan["overrides"] or \
             plan["tensor_model_parallel_size"] == 4  # the dict's TP moves with the engine's
+
+
+def _ascend_launches() -> dict:
+    path = ROOT / "tests" / "model" / "test_ascend_launches.py"
+    spec = importlib.util.spec_from_file_location("ascend_launches", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {name: (module.LAUNCHES / f"{name}.args", model) for name, model in module.MODELS.items()}
+
+
+ASCEND = _ascend_launches()
+
+
+@pytest.mark.parametrize("name", sorted(ASCEND))
+def test_plans_top_layouts_paste_into_every_real_launch_in_one_round(capsys, name):
+    """Over the public Ascend launches: each of plan's top three fitting layouts, pasted as printed, leaves the
+    launch with no error, keeps its SP and MC2, and keeps its recompute where the layout fits with it."""
+    require("verl")
+    launch, model = ASCEND[name]
+    main(["plan", "--args-file", str(launch), "--model", str(model), "--top", "3", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    shown = [p for p in data["layouts"] if p["fits"]][:3]
+    base = read_args_file(str(launch))
+    own = data["launch"]["layout"]
+    for plan in shown:
+        argv = fixpoint.paste(base, [" ".join(shlex.quote(w) for w in plan["overrides"])])
+        res = evaluate(argv, model_config=str(model))
+        assert not res.errors, (name, plan["overrides"], [i.line() for i in res.errors])
+        if own["recompute"] != "none":
+            assert plan["recompute"] == own["recompute"] or plan["recompute"].startswith("full"), (name, plan)

@@ -26,8 +26,10 @@ from ..model.hf import local_model_dir
 from ..model.layouts import LayoutPlan, evaluate_layout, rank_plans
 from ..model.memory import MemoryOptions
 from ..model.verl_options import options_from_config
+from ..overrides import split_override
 
 ACTOR = "actor_rollout_ref.actor"
+REF = "actor_rollout_ref.ref"
 #: The defaults of the options a launch can fill (applied when neither the command line nor the launch says).
 DEFAULTS = {"seq_len": "4096", "micro_batch_size": "1"}
 #: MemoryOptions fields only a launch sets (no plan option); the token fields give way to --seq-len/--micro-batch-size.
@@ -62,7 +64,7 @@ def fill(args: argparse.Namespace) -> Optional[dict[str, Any]]:
     Sets ``args.launch_options`` (MemoryOptions fields only the launch gives), ``args.launch_layout`` (the
     launch's :class:`Layout`, or ``None``) and ``args.launch_otc`` (the actor's dict as the launch writes it)."""
     layout = None
-    args.launch_options, args.launch_layout, args.launch_otc = {}, None, None
+    args.launch_options, args.launch_layout, args.launch_otc, args.launch_ref_otc = {}, None, None, None
     if getattr(args, "args_file", None):
         source = read_launch_file(args.args_file)
         composed = compose_argv(source.argv, entry=source.entry)
@@ -71,6 +73,9 @@ def fill(args: argparse.Namespace) -> Optional[dict[str, Any]]:
         written = _container(cfg, f"{ACTOR}.megatron.override_transformer_config")
         defaults = composed.tree.otc_defaults or {}  # verl's own dict keys are not the launch's
         args.launch_otc = {k: v for k, v in written.items() if k not in defaults or defaults[k] != v}
+        ref_otc = f"{REF}.megatron.override_transformer_config"
+        if any(split_override(a)[1].startswith(ref_otc) for a in source.argv if "=" in a):  # the ref's own dict
+            args.launch_ref_otc = _container(cfg, ref_otc)
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -173,9 +178,9 @@ def keeps(otc: Optional[dict]) -> list[str]:
     return [name for name in ("sequence_parallel", "use_ascend_mc2") if (otc or {}).get(name) is True]
 
 
-def keeping(plans: list, otc: Optional[dict]) -> tuple[list, list, list[str]]:
-    """(the plans that keep the launch's features, each carrying the launch's dict for its block's companions;
+def keeping(plans: list, otc: Optional[dict], ref_otc: Optional[dict] = None) -> tuple[list, list, list[str]]:
+    """(the plans that keep the launch's features, each carrying the launch's dicts for its block's companions;
     the plans left out; the features kept)."""
     kept = keeps(otc)
-    stay = [replace(p, launch=otc) for p in plans if not kept or p.layout.tp >= 2]
+    stay = [replace(p, launch=otc, launch_ref=ref_otc) for p in plans if not kept or p.layout.tp >= 2]
     return stay, [p for p in plans if kept and p.layout.tp < 2], kept

@@ -18,7 +18,7 @@ from ..catalog.universe import DEFAULT_RELEASE, releases
 from ..errors import EvaluationError
 from ..i18n import render, tr
 from ..model import ModelSpec, load_model_spec
-from ..model.layouts import MAX_LAYERS, MAX_WORLD, plan_layouts
+from ..model.layouts import MAX_LAYERS, MAX_WORLD, plan_layouts, rank_plans
 from ..model.memory import HEADROOM, MemoryOptions
 from . import _plan_launch, _plan_report
 from ._args import UsageError, add_common, choice, real, reason, whole
@@ -167,15 +167,18 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--verl-version: {exc}") from None
     started = time.perf_counter()
     try:
+        kept_recompute = args.launch_layout.recompute if launch is not None and args.launch_layout else None
         plans = plan_layouts(spec, nnodes, per_node, device_memory_gib=memory, options=options,
-                             release=args.mindspeed_release, sort=args.sort, interleave=interleave)
+                             release=args.mindspeed_release, sort=args.sort, interleave=interleave,
+                             keep_recompute=kept_recompute)
     except Exception as exc:  # noqa: BLE001 - plan prints one line, never a traceback
         raise UsageError(tr("cannot plan this model: {error}", error=exc)) from None
     plans = [p for p in plans if all(getattr(p.layout, name) == value for name, value in pinned.items())]
     row, mine = None, None
     dropped, kept = [], []
     if launch is not None:  # the launch's own layout, its split and recompute as it sets them
-        plans, dropped, kept = _plan_launch.keeping(plans, args.launch_otc)
+        plans, dropped, kept = _plan_launch.keeping(plans, args.launch_otc, args.launch_ref_otc)
+        plans = rank_plans(spec, plans, args.sort) if dropped else plans  # 'step' relative to the fastest kept
         plans, row, mine = _plan_launch.place(spec, args.launch_layout, plans, nnodes, per_node, memory, options,
                                               args.sort)
     seconds = time.perf_counter() - started
@@ -197,6 +200,9 @@ def run(args: argparse.Namespace) -> int:
         if dropped:
             print(tr("{n} layouts with TP 1 left out: they would turn off {features}, which the launch turns on",
                      n=len(dropped), features=", ".join(kept)).render(lang))
+        if kept_recompute is not None and kept_recompute.granularity:
+            print(tr("the launch's recompute ({recompute}) is kept on every layout it fits; where it does not, the "
+                     "row names the stronger one", recompute=kept_recompute.label()).render(lang))
     if chart:
         print(tr("chart written to {path}", path=chart).render(lang), file=sys.stderr if args.json else sys.stdout)
     return 0 if any(p.fits for p in plans) else NO_FIT

@@ -119,7 +119,7 @@ def choose(prof, splits: list[list], limit: float, ladder: list[Recompute], chun
     def result(rc: Recompute) -> tuple[int, Recompute, list[tuple[str, float]], int]:
         return found[rc][1], rc, tried, found[rc][2]
 
-    if attempt(ladder[0]) or len(ladder) == 1:
+    if attempt(ladder[0]) or ladder == [FULL_UNIFORM_1]:
         return result(ladder[0] if found[ladder[0]][0] <= limit else least[0][1])
     if not attempt(FULL_UNIFORM_1):  # the least memory recompute can reach: nothing fits
         return result(least[0][1])

@@ -73,11 +73,14 @@ class LayoutPlan:
     """The MindSpeed release planned for: its megatron-core line decides which model bridge can build the model."""
     launch: Optional[Mapping[str, Any]] = field(default=None, compare=False, repr=False)
     """The actor's dict of the launch the overrides are for (``plan --args-file``): its companions follow."""
+    launch_ref: Optional[Mapping[str, Any]] = field(default=None, compare=False, repr=False)
+    """The ref's own dict when that launch writes one (the ref then inherits nothing from the actor's)."""
 
     @property
     def overrides(self) -> tuple[str, ...]:
         """The Hydra overrides that select this layout and the run options the estimate assumed."""
-        return layout_overrides(self.spec, self.layout, self.options, release=self.release, launch=self.launch) \
+        return layout_overrides(self.spec, self.layout, self.options, release=self.release, launch=self.launch,
+                                 launch_ref=self.launch_ref) \
             if self.spec is not None else ()
 
     def stages(self) -> list[dict]:
@@ -187,10 +190,13 @@ def recompute_ladder(spec: ModelSpec) -> list[Recompute]:
 
 def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_memory_gib: float = 64.0,
                  options: MemoryOptions = _DEFAULT_OPTIONS, release: Optional[str] = DEFAULT_RELEASE,
-                 sort: str = "throughput", interleave: bool = False) -> list[LayoutPlan]:
+                 sort: str = "throughput", interleave: bool = False,
+                 keep_recompute: Optional[Recompute] = None) -> list[LayoutPlan]:
     """Every valid layout with its lowest-peak split and cheapest fitting recompute, ranked best first.
 
-    ``interleave``: also VPP layouts, which only verl 0.6/0.7 runs on NPU (see :func:`enumerate_layouts`)."""
+    ``interleave``: also VPP layouts, which only verl 0.6/0.7 runs on NPU (see :func:`enumerate_layouts`).
+    ``keep_recompute``: a launch's own recompute, tried first on every layout and kept where it fits; where it does
+    not, the stronger choices follow as usual."""
     if spec.num_layers > MAX_LAYERS:
         raise ValueError(f"{spec.num_layers} layers is more than {MAX_LAYERS}")
     world = nnodes * gpus_per_node
@@ -199,6 +205,9 @@ def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_mem
     limit = device_memory_gib * GIB
     base = replace(options, full_recompute=False)
     ladder = [FULL_UNIFORM_1] if options.full_recompute else recompute_ladder(spec)
+    if keep_recompute is not None and keep_recompute.granularity and not options.full_recompute:
+        ladder = [keep_recompute] + [rc for rc in ladder if rc.selective and not keep_recompute.full and
+                                     set(keep_recompute.modules) < set(rc.modules)]  # then full/block, full
     algorithms = algorithms_of(release)
     plans = []
     for tp in _divisors(gpus_per_node):

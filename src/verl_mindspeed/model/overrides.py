@@ -15,6 +15,7 @@ __all__ = ["layout_overrides"]
 _ACTOR = "actor_rollout_ref.actor.megatron"
 _REF = "actor_rollout_ref.ref.megatron"
 _OTC = f"++{_ACTOR}.override_transformer_config"  # ++ adds or replaces: safe on any launch line
+_REF_OTC = f"++{_REF}.override_transformer_config"
 _DEFAULT_OPTIONS = MemoryOptions()  # frozen: one shared default instance is safe
 _FIRST_BRIDGE_LINE = (0, 15)  # the first megatron-core line a Megatron-Bridge release imports with (stack.py)
 
@@ -24,18 +25,37 @@ _FIRST_BRIDGE_LINE = (0, 15)  # the first megatron-core line a Megatron-Bridge r
 _DICT_SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
                "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size")
 _RECOMPUTE = ("recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules")
+#: Keys of a launch's dict that describe its own split and CP algorithm: a layout that does not set them clears them.
+_LAYOUT_KEYS = ("num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage", "num_layer_list",
+                "context_parallel_algo", "ulysses_degree_in_cp")
+
+
+def _companions(layout: Layout, engine: dict, otc: list, launch: Optional[Mapping[str, Any]]) -> list:
+    """Keys a launch's dict writes that the layout changes: its sizes moved with the engine's, the recompute keys
+    the layout's choice does not use and a split or CP algorithm the layout does not have set to null."""
+    if not launch:
+        return []
+    written = {key for key, _ in otc}
+    found: list = [(key, engine.get(key, 1)) for key in _DICT_SIZES
+                   if launch.get(key) is not None and key not in written and engine.get(key, 1) != launch.get(key)]
+    found += [(key, "null") for key in _RECOMPUTE if launch.get(key) is not None and key not in written
+              and key not in dict(layout.recompute.otc_items())]
+    return found + [(key, "null") for key in _LAYOUT_KEYS if launch.get(key) is not None and key not in written]
 
 
 def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = _DEFAULT_OPTIONS, *,
-                     release: Optional[str] = None, launch: Optional[Mapping[str, Any]] = None) -> tuple[str, ...]:
+                     release: Optional[str] = None, launch: Optional[Mapping[str, Any]] = None,
+                     launch_ref: Optional[Mapping[str, Any]] = None) -> tuple[str, ...]:
     """Hydra overrides selecting ``layout`` (and the run options the estimate assumed) for actor and ref.
 
     The ref inherits the actor's ``override_transformer_config``; writing under the ref's dict
     would replace it, so the dict keys are only set for the actor, with ``++``. On a ``release`` of the megatron-core
     0.12 line, where no Megatron-Bridge imports, the model is built through mbridge (the ref follows the actor's
     ``vanilla_mbridge``). ``launch``: the actor's dict of the launch the block is pasted into; a size or a recompute
-    key it writes that the layout changes is written too (a recompute key the layout's choice does not use, null),
-    so that the block pasted into that launch leaves nothing disagreeing.
+    key it writes that the layout changes is written too (a recompute key the layout's choice does not use, and a
+    stage split or CP algorithm the layout does not have, null),
+    so that the block pasted into that launch leaves nothing disagreeing. ``launch_ref``: the ref's own dict when the
+    launch writes one (the ref then inherits nothing): the block writes the same dict keys for the ref.
     """
     sizes = [("tensor_model_parallel_size", layout.tp), ("pipeline_model_parallel_size", layout.pp),
              ("virtual_pipeline_model_parallel_size", layout.vpp if layout.vpp else "null"),
@@ -59,20 +79,17 @@ def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = _
         otc.append(("moe_grouped_gemm", True))
     if "mla_up_proj" in layout.recompute.modules:
         otc.append(("multi_latent_attention", True))
-    if launch:
-        engine = dict(sizes)
-        written = {key for key, _ in otc}
-        otc += [(key, engine.get(key, 1)) for key in _DICT_SIZES
-                if launch.get(key) is not None and key not in written and engine.get(key, 1) != launch.get(key)]
-        otc += [(key, "null") for key in _RECOMPUTE if launch.get(key) is not None and key not in written
-                and key not in dict(layout.recompute.otc_items())]
-    for key, value in otc:
-        shown = "[" + ",".join(value) + "]" if isinstance(value, list) else value
-        lines.append(f"{_OTC}.{key}={shown}")
+    for prefix, written_dict in ((_OTC, launch), (_REF_OTC, launch_ref)):
+        if prefix == _REF_OTC and launch_ref is None:
+            continue
+        for key, value in otc + _companions(layout, dict(sizes), otc, written_dict):
+            shown = "[" + ",".join(value) + "]" if isinstance(value, list) else value
+            lines.append(f"{prefix}.{key}={shown}")
     if layout.vpp:
         lines.append(f"{_ACTOR}.use_mbridge=False")
     elif release is not None and universe.core_line(release) < _FIRST_BRIDGE_LINE:
         lines.append(f"{_ACTOR}.vanilla_mbridge=True")
+        lines.append(f"{_REF}.vanilla_mbridge=True")  # the ref follows the actor's unless the launch sets its own
     if not options.distributed_optimizer:
         lines.append(f"{_ACTOR}.use_distributed_optimizer=False")
     if options.optimizer_offload_fraction > 0:
