@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shlex
 import sys
 
@@ -68,3 +69,20 @@ def test_plans_top_layouts_paste_into_every_real_launch_in_one_round(capsys, nam
         assert not res.errors, (name, plan["overrides"], [i.line() for i in res.errors])
         if own["recompute"] != "none":
             assert plan["recompute"] == own["recompute"] or plan["recompute"].startswith("full"), (name, plan)
+
+
+def test_plan_and_check_give_the_launch_the_same_peak_stage_and_phase(capsys):
+    """One memory model: the launch's own row in plan and check's estimate for the same launch agree within 1%,
+    on the same device size and usable share, and name the same stage and phase."""
+    require("verl")
+    main(["plan", "--args-file", str(LAUNCH), "--model", MODEL, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    own = data["layouts"][data["launch"]["row"] - 1]
+    main(["check", "--args-file", str(LAUNCH), "--model-config", MODEL, "--format", "json"])
+    (note,) = [n for n in json.loads(capsys.readouterr().out)["notes"] if n["rule"] == "model-memory"]
+    found = re.search(r"peak ([\d.]+) GiB .* on stage (\d+) in its (\w+) phase .* has (\d+) GiB, ([\d.]+) usable",
+                      note["message"])
+    peak, stage, phase, device, usable = found.groups()
+    assert abs(float(peak) - own["memory_gib_per_device"]) <= 0.01 * own["memory_gib_per_device"]
+    assert (int(stage), phase) == (own["peak_stage"], own["peak_phase"])
+    assert float(device) == 64 and float(usable) == data["cluster"]["device_memory_gib"]
