@@ -97,3 +97,44 @@ def test_check_files_fix_fixes_every_file(tmp_path, capsys):
     assert main(["check-files", "--fix", *paths]) == 0
     assert "use_flash_atn" in capsys.readouterr().out  # the diffs, then the fixed files' verdicts
     assert main(["check-files", *paths]) == 0
+
+
+CHAINED = """# a launch whose fixes uncover further errors: the critic's split, then its VPP
+--config-name=ppo_megatron_trainer
+algorithm.adv_estimator=grpo
+actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1
+actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1
+actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1
+critic.ppo_micro_batch_size_per_gpu=1
+++actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2
+++actor_rollout_ref.actor.megatron.expert_model_parallel_size=1
+++actor_rollout_ref.actor.megatron.tensor_model_parallel_size=1
+++actor_rollout_ref.actor.megatron.context_parallel_size=1
+++actor_rollout_ref.actor.megatron.virtual_pipeline_model_parallel_size=2
+++actor_rollout_ref.actor.megatron.override_transformer_config.moe_tp_extend_ep=True
+++actor_rollout_ref.actor.megatron.override_transformer_config.expert_model_parallel_size=4
+++actor_rollout_ref.actor.megatron.use_mbridge=False
+++actor_rollout_ref.actor.use_kl_loss=True
+++algorithm.adv_estimator="gae"
+++trainer.nnodes=2
+++trainer.n_gpus_per_node=8
+"""
+
+
+def test_one_fix_writes_the_fixes_its_own_fixes_uncover(tmp_path, capsys):
+    """Fixing the actor's sizes makes the critic follow them, which uncovers the critic's split and VPP: one
+    ``--fix`` goes round until no error has a fix left, and a second finds nothing to fix."""
+    require("verl")
+    from helpers import FIXTURES
+
+    path = tmp_path / "chained.args"
+    path.write_text(CHAINED, encoding="utf-8")
+    model = str(FIXTURES / "models" / "Moonlight-16B-A3B-Instruct")
+    args = ["check", "--args-file", str(path), "--model-config", model, "--mindspeed-release", "26.1.0_core_r0.12.1",
+            "--format", "json"]
+    assert main([*args, "--fix"]) == 0
+    fixed = json.loads(capsys.readouterr().out)
+    assert fixed["errors"] == [] and fixed["fixed"]["rounds"] >= 2, fixed["fixed"]
+    text = path.read_text(encoding="utf-8")
+    assert main([*args, "--fix"]) == 0 and path.read_text(encoding="utf-8") == text
+    assert json.loads(capsys.readouterr().out)["fixed"]["applied"] == 0

@@ -28,24 +28,39 @@ def write_fixes(path: str, source: LaunchFile, issues: list, target: Optional[st
     return diff, fixed
 
 
+#: Rounds of fixes ``--fix`` writes at most: a fix can uncover the next error (a role's sizes, then its split).
+ROUNDS = 4
+
+
 def fix_and_check(ns: argparse.Namespace, source: Optional[LaunchFile], issues: list, check_one: Callable,
                   fmt: str) -> int:
-    """Write the fixes of ``issues`` into the launch file, print the diff, and report ``check_one`` on the fixed
-    file in ``fmt``: its verdict is the exit status."""
+    """Write the fixes of ``issues`` into the launch file, check it again and write the fixes that check finds next,
+    until no error has a fix left to write (at most :data:`ROUNDS`); print the whole diff and report ``check_one``
+    on the fixed file in ``fmt``: its verdict is the exit status."""
     if source is None or not ns.args_file:
         raise UsageError(tr("--fix writes the fixes into the launch file: give it with --args-file"))
     if ns.argv:
         raise UsageError(tr("--fix writes into the launch file only: give the whole launch in --args-file"))
-    diff, fixed = write_fixes(ns.args_file, source, issues, ns.fix_to)
     target = ns.fix_to or ns.args_file
-    again = read_launch_file(target)
-    code, payload, text, issues = check_one(list(again.argv), ns, again)
+    original = Path(ns.args_file).read_text(encoding="utf-8")
+    path, applied, rounds = ns.args_file, 0, 0
+    while True:
+        _diff, fixed = write_fixes(path, source, issues, target)
+        applied, rounds = applied + len(fixed.applied), rounds + 1
+        again = read_launch_file(target)
+        code, payload, text, issues = check_one(list(again.argv), ns, again)
+        if not fixed.applied or code == 0 or rounds == ROUNDS:
+            break
+        path, source = target, again
+    diff = "".join(difflib.unified_diff(original.splitlines(keepends=True),
+                                        Path(target).read_text(encoding="utf-8").splitlines(keepends=True),
+                                        fromfile=ns.args_file, tofile=target))
     summary = render(trn("fixed {n} error in {file}; {left} without a fix", "fixed {n} errors in {file}; {left} "
-                         "without a fix", len(fixed.applied), n=len(fixed.applied), file=target,
-                         left=len(fixed.skipped)), ns.lang) if fixed.applied else \
+                         "without a fix", applied, n=applied, file=target,
+                         left=len(fixed.skipped)), ns.lang) if applied else \
         render(tr("nothing to fix in {file}", file=ns.args_file), ns.lang)
     if fmt == "json":
-        payload = {**payload, "fixed": {"file": target, "applied": len(fixed.applied),
+        payload = {**payload, "fixed": {"file": target, "applied": applied, "rounds": rounds,
                                         "without_fix": len(fixed.skipped), "diff": diff}}
     elif fmt == "text":
         print(diff + summary + "\n" if diff else summary + "\n")

@@ -8,6 +8,7 @@ launch ``*.sh`` script) is checked when it runs a verl entry (``-m ...main_ppo``
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 from pathlib import Path
 from typing import Any, Optional
@@ -99,16 +100,27 @@ def _one(path: str, ns: argparse.Namespace, source: Optional[LaunchFile] = None)
 
 
 def _fixed(result: tuple, ns: argparse.Namespace, source: Optional[LaunchFile], fmt: str) -> tuple:
-    """A file's result after its fixes are written into it (a file with errors that could be read)."""
-    from ._fix import write_fixes
+    """A file's result after its fixes are written into it, round after round as ``check --fix`` does (a file with
+    errors that could be read)."""
+    from ._fix import ROUNDS, write_fixes
 
     path, code, _payload, _text, issues = result
     if code != 1 or source is None:
         return result
-    diff, _ = write_fixes(path, source, issues, None)
+    original = Path(path).read_text(encoding="utf-8")
+    for _ in range(ROUNDS):
+        _diff, fixed = write_fixes(path, source, issues, None)
+        result = (path, *_one(path, ns))
+        code, issues = result[1], result[4]
+        if not fixed.applied or code != 1:
+            break
+        source = read_launch_file(path)
+    diff = "".join(difflib.unified_diff(original.splitlines(keepends=True),
+                                        Path(path).read_text(encoding="utf-8").splitlines(keepends=True),
+                                        fromfile=path, tofile=path))
     if diff and fmt == "text":
         print(diff)
-    return (path, *_one(path, ns))
+    return result
 
 
 def run(ns: argparse.Namespace) -> int:
