@@ -113,7 +113,7 @@ def test_exit_codes_and_the_cli(tmp_path, capsys):
     log.write_text(RAY_LOG)
     assert main(["doctor", str(log), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["causes"] == [{"key": TP, "fix": f"{TP}=2", "confirmed": False}]
+    assert data["causes"] == [{"key": TP, "fix": f"{TP}=2", "confirmed": False, "delete": False}]
     assert data["failures"][0]["site"]["lines"]["0.16.1"] == 925
     assert main(["doctor", str(log), "--lang", "zh"]) == 0
     text = capsys.readouterr().out
@@ -275,3 +275,17 @@ def test_a_ray_prefix_with_an_ipv6_address_is_taken_off():
         "RuntimeError: The expanded size of the tensor (2) must match the existing size (0)"))
     (root,) = roots(exceptions(log))
     assert (root.type, root.stream, root.frames[0][2]) == ("RuntimeError", "TaskRunner pid=8143", "run")
+
+
+def test_a_number_a_poster_annotated_still_binds_and_gets_its_fix():
+    (cause,) = diagnose("- num_layers=46 should be divisible by config.pipeline_model_parallel_size=4 (two recipes)"
+                        ).causes
+    assert cause.fix == "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2"
+
+
+def test_a_key_the_release_refuses_gets_delete_as_its_fix(capsys):
+    log = ("hydra.errors.ConfigCompositionException: Could not override 'actor_rollout_ref.actor.fsdp_config."
+           "grad_offload'.\nTo append to your config use +actor_rollout_ref.actor.fsdp_config.grad_offload=True\n"
+           "Key 'grad_offload' is not in struct\n")
+    (cause,) = diagnose(log).causes
+    assert (cause.key, cause.fix, cause.delete) == ("actor_rollout_ref.actor.fsdp_config.grad_offload", None, True)

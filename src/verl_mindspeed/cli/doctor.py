@@ -122,7 +122,8 @@ def report(found: Diagnosis, path: str, lang: str, elapsed: float) -> str:
                     if cause.confirmed else say(tr("certainty: {level}", level=say(_level(f.verdict.certainty))))
                 lines.append("   " + say(tr("at fault: {key}  [{mark}]", key=cause.key, mark=mark)))
                 lines.append("   " + (say(tr("fix:  {line}", line=cause.fix)) if cause.fix else
-                                      say(tr("no fix line known: look at {key}", key=cause.key))))
+                                      say(tr("fix:  delete the argument {key}", key=cause.key))
+                                      if cause.delete else say(tr("no fix line known: look at {key}", key=cause.key))))
         else:
             lines.append("   " + say(tr("no launch key is at fault ({kind})", kind=say(_kind(f.verdict.kind)))))
         lines.append("")

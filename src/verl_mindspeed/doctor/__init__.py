@@ -142,7 +142,8 @@ def _hydra(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], op
     issue = found[0] if found else None
     confirmed = bool(issue and launch is not None and probe is launch and clears(launch, issue, **options))
     fix = issue.override if issue else None
-    return Verdict("override", what, [Cause(key, fix, confirmed)], (key.rsplit(".", 1)[-1],),
+    delete = bool(issue and not fix and issue.deletes)
+    return Verdict("override", what, [Cause(key, fix, confirmed, delete)], (key.rsplit(".", 1)[-1],),
                    "confirmed" if confirmed else "likely")
 
 

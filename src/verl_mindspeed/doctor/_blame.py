@@ -45,6 +45,8 @@ class Cause:
     """The line to paste (an override, or ``export VAR=value``), when one is known."""
     confirmed: bool = False
     """``check`` on the given launch reproduces the failure on this key, and the fix clears it."""
+    delete: bool = False
+    """The fix is to delete the launch's argument for ``key`` (no line to paste: a key the release refuses)."""
 
 
 @dataclass

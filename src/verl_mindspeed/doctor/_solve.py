@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from typing import Any, Optional
 
 _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -24,9 +25,15 @@ class Unbound(Exception):
     """The condition reads something the message did not print."""
 
 
+_REMARK = re.compile(r"^(-?\d+(?:\.\d+)?)\s+\([^()]*\)$")
+
+
 def value_of(text: str) -> Any:
-    """A printed value as Python reads it: ``32`` -> 32, ``0.5`` -> 0.5, ``True``/``None``; else the text."""
+    """A printed value as Python reads it: ``32`` -> 32, ``0.5`` -> 0.5, ``True``/``None``; else the text. A number a
+    poster annotated after the message (``4 (two recipes)``) is the number."""
     stripped = text.strip().strip("'\"")
+    remark = _REMARK.match(stripped)
+    stripped = remark.group(1) if remark else stripped
     for kind in (int, float):
         try:
             return kind(stripped)

@@ -158,7 +158,7 @@ def _arguments(raised: Raised, site: Optional[Match], launch: Optional[Replay]) 
         return None
     what = tr("{type}: the command line's parser does not know {flags}: delete them (this entry point takes no such "
               "argument)", type=raised.type, flags=", ".join(flags))
-    return Verdict("override", what, [Cause(f) for f in flags], tuple(flags), "likely")
+    return Verdict("override", what, [Cause(f, delete=True) for f in flags], tuple(flags), "likely")
 
 
 def _memory(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
