@@ -289,3 +289,17 @@ def test_a_key_the_release_refuses_gets_delete_as_its_fix(capsys):
            "Key 'grad_offload' is not in struct\n")
     (cause,) = diagnose(log).causes
     assert (cause.key, cause.fix, cause.delete) == ("actor_rollout_ref.actor.fsdp_config.grad_offload", None, True)
+
+
+def test_a_field_verls_build_sets_itself_is_not_the_launchs_fault():
+    """pipeline_dtype comes from verl's converter (or the provider's finalize), never from a launch key the launch did
+    not write: the raise blames none."""
+    found = diagnose("ValueError: When using pipeline parallelism, pipeline_dtype must be specified")
+    assert found.causes == [] and found.failures[0].verdict.kind == "upstream"
+
+
+def test_a_check_a_later_release_dropped_keeps_the_key_and_says_upgrading_also_works():
+    found = diagnose("ValueError: num_query_groups (2) must be a multiple of tensor_model_parallel_size (8).")
+    (cause,) = found.causes
+    assert cause.fix == "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"
+    assert "no longer has" in str(found.failures[0].verdict.what)

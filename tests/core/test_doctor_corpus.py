@@ -25,7 +25,7 @@ def test_the_doctor_reads_every_real_failure_and_the_page_says_what_it_found():
     for row in rows:  # every cause the doctor names is a key or a variable, never a blank or a sentence
         assert all(k and " " not in k for k in row.named), row.folder
     figures = tool.summary()
-    assert figures["clean"] >= figures["nofault"] - 2  # the two it blames are listed on the page, with the thread
+    assert figures["clean"] >= figures["nofault"] - 1  # the one it blames (a check a later release dropped) is listed
     for lang, page in tool.PAGES.items():
         assert page.read_text(encoding="utf-8") == tool.page(lang), \
             f"{page.relative_to(ROOT)} drifted: run python tools/doctor_corpus.py"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Optional, Sequence
 
 from ..i18n import Msg, tr
@@ -21,6 +22,7 @@ from ..overrides import split_override
 from ._blame import (
     Cause,
     Verdict,
+    dropped_after,
     engine_keys,
     environment,
     fields_of,
@@ -113,7 +115,12 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     chains = site.site.chains if site is not None else ()
     settable = [f for f in fields if paths_for(f, package, chains) or (launch and _written(launch, f) and paths_for(f))]
     settable = [f for f in settable if site is None or not helpless(site, f)]  # no value of it passes: not its fault
+    settable = [f for f in settable if f not in _stack_set() or (launch and _written(launch, f))]
     if site is not None and settable:
+        gone = dropped_after(site)
+        if gone:  # the setting is at fault on this release; a later one dropped the check
+            what = tr("{what} (a check {package} {release} no longer has: upgrading also removes it)", what=what,
+                      package=site.site.package, release=gone)
         return _settings(site, settable, what, launch, options)
     return explain(raised, site, launch) or not_the_launch(raised, site)
 
@@ -124,6 +131,16 @@ def _reproduced(raised: Raised, launch: Optional[Replay]) -> list:
     if launch is None or len(first) < 24:
         return []
     return [i for i in launch.issues if i.severity == "error" and first in " ".join(str(i.message).split())]
+
+
+@lru_cache(maxsize=1)
+def _stack_set() -> frozenset[str]:
+    """Fields verl's build sets itself and no feature flag of the catalogue writes: a raise on one of them, which the
+    launch does not write, is the stack's (the converter's or the provider's), not a launch key's."""
+    from .. import catalog
+    from ..upstream._case import converter_fields
+
+    return converter_fields() - {f.name for f in catalog.flags()}
 
 
 def _composition(raised: Raised, site: Optional[Match]) -> bool:

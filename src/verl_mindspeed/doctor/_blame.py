@@ -224,7 +224,7 @@ def not_the_launch(raised: Raised, found: Optional[Match]) -> Verdict:
             "a collective or connection between processes failed ({message}): the network or a peer process, not a "
             "launch key", message=message.splitlines()[0][:160]), certainty="possible")
     if found is not None:
-        gone = _gone(found)
+        gone = dropped_after(found)
         where = f"{found.site.file} ({found.site.package} {', '.join(found.releases[:4])})"
         if gone:
             return Verdict("upstream", tr(
@@ -236,7 +236,7 @@ def not_the_launch(raised: Raised, found: Optional[Match]) -> Verdict:
                    certainty="none")
 
 
-def _gone(found: Match) -> Optional[str]:
+def dropped_after(found: Match) -> Optional[str]:
     """The first release of the site's package, after those that have the site, that no longer raises there (for
     packages released in one line; MindSpeed's branches are not one)."""
     if found.site.package == "mindspeed":
@@ -254,4 +254,4 @@ def _releases_of(package: str) -> tuple[str, ...]:
 
 
 __all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "helpless",
-           "hydra_key", "not_the_launch", "verl_leaves", "paths_for", "solve", "source_tree"]
+           "hydra_key", "not_the_launch", "verl_leaves", "paths_for", "solve", "source_tree", "dropped_after"]

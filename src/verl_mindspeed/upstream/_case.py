@@ -17,6 +17,16 @@ _SILU = {"__func__": "silu"}
 _BF16 = {"__dtype__": "bfloat16"}
 
 
+def converter_fields() -> frozenset[str]:
+    """TransformerConfig fields verl's converter sets itself from the model and the engine's dtype (any model), besides
+    the model's own sizes: ``pipeline_dtype``, ``params_dtype``, ``bf16``, ``variable_seq_lengths``..."""
+    from ..model.spec import ModelSpec
+
+    tiny = ModelSpec(architecture="LlamaForCausalLM", family="dense", num_layers=2, hidden_size=8, ffn_hidden_size=16,
+                     num_attention_heads=2, num_query_groups=2, head_dim=4, vocab_size=16)
+    return frozenset(model_kwargs(tiny)[1])
+
+
 def model_kwargs(model: Any) -> tuple[str, dict[str, Any]]:
     """(config class, kwargs) verl's converter makes of a model, before sizes, the bridge and the dict."""
     kwargs: dict[str, Any] = {
