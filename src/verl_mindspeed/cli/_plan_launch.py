@@ -12,6 +12,7 @@ which the report then places among the others.
 from __future__ import annotations
 
 import argparse
+import shlex
 from dataclasses import replace
 from typing import Any, Optional
 
@@ -27,9 +28,14 @@ from ..model.layouts import LayoutPlan, evaluate_layout, rank_plans
 from ..model.memory import MemoryOptions
 from ..model.verl_options import options_from_config
 from ..overrides import split_override
+from ..rules.verl_engine import batch_faults
 
 ACTOR = "actor_rollout_ref.actor"
 REF = "actor_rollout_ref.ref"
+#: The launch's batch sizes verl asserts against the actor's data-parallel size.
+_BATCH = {"train": "data.train_batch_size", "n": "actor_rollout_ref.rollout.n",
+          "mini": f"{ACTOR}.ppo_mini_batch_size", "micro": f"{ACTOR}.ppo_micro_batch_size_per_gpu",
+          "dynamic": f"{ACTOR}.use_dynamic_bsz"}
 #: The defaults of the options a launch can fill (applied when neither the command line nor the launch says).
 DEFAULTS = {"seq_len": "4096", "micro_batch_size": "1"}
 #: MemoryOptions fields only a launch sets (no plan option); the token fields give way to --seq-len/--micro-batch-size.
@@ -65,6 +71,7 @@ def fill(args: argparse.Namespace) -> Optional[dict[str, Any]]:
     launch's :class:`Layout`, or ``None``) and ``args.launch_otc`` (the actor's dict as the launch writes it)."""
     layout = None
     args.launch_options, args.launch_layout, args.launch_otc, args.launch_ref_otc = {}, None, None, None
+    args.launch_batch, args.launch_source = None, None
     if getattr(args, "args_file", None):
         source = read_launch_file(args.args_file)
         composed = compose_argv(source.argv, entry=source.entry)
@@ -73,6 +80,8 @@ def fill(args: argparse.Namespace) -> Optional[dict[str, Any]]:
         written = _container(cfg, f"{ACTOR}.megatron.override_transformer_config")
         defaults = composed.tree.otc_defaults or {}  # verl's own dict keys are not the launch's
         args.launch_otc = {k: v for k, v in written.items() if k not in defaults or defaults[k] != v}
+        args.launch_batch = {name: _select(cfg, key) for name, key in _BATCH.items()}
+        args.launch_source = source
         ref_otc = f"{REF}.megatron.override_transformer_config"
         if any(split_override(a)[1].startswith(ref_otc) for a in source.argv if "=" in a):  # the ref's own dict
             args.launch_ref_otc = _container(cfg, ref_otc)
@@ -184,3 +193,55 @@ def keeping(plans: list, otc: Optional[dict], ref_otc: Optional[dict] = None) ->
     kept = keeps(otc)
     stay = [replace(p, launch=otc, launch_ref=ref_otc) for p in plans if not kept or p.layout.tp >= 2]
     return stay, [p for p in plans if kept and p.layout.tp < 2], kept
+
+
+def batch_fits(plans: list, batch: Optional[dict], world: int) -> tuple[list, list]:
+    """(the plans whose data-parallel size the launch's batch sizes divide, the ones left out): a layout that would
+    make verl refuse the launch's batch sizes at start is not proposed (the rule batch-divisibility)."""
+    if not batch:
+        return plans, []
+    n = _as_int(batch.get("n")) or 1
+    train, mini, micro = (_as_int(batch.get(k)) for k in ("train", "mini", "micro"))
+
+    def fits(p: Any) -> bool:
+        dp = world // (p.layout.tp * p.layout.pp * p.layout.cp)
+        return not any(batch_faults(dp, train, n, mini, micro, batch.get("dynamic") is True))
+
+    return [p for p in plans if fits(p)], [p for p in plans if not fits(p)]
+
+
+def complete(plans: list, source: Any, limit: int, **options: Any) -> list:
+    """The plans with the blocks of the first ``limit`` fitting ones completed by ``check``: pasted at the end of the
+    launch, an error the block brings (one the launch alone does not have) adds its fix line to the block, for two
+    rounds; ``options`` go to :func:`~verl_mindspeed.launch.evaluate` (the model, the release)."""
+    from ..errors import EvaluationError
+    from ..launch import evaluate
+
+    argv = list(source.argv)
+
+    def errors(words: list[str]) -> list:
+        try:
+            return evaluate(words, entry=source.entry, **options).errors
+        except EvaluationError:
+            return []
+
+    base = {(i.rule, i.key) for i in errors(argv)}
+    out = []
+    for plan in plans:
+        if limit <= 0 or not plan.fits:
+            out.append(plan)
+            continue
+        limit -= 1
+        extra: list[str] = []
+        for _ in range(2):
+            new = [i.override for i in errors(argv + list(plan.overrides) + extra)
+                   if (i.rule, i.key) not in base and i.override]
+            if not new:
+                break
+            extra += [word for line in new for word in shlex.split(line) if word not in extra]
+        out.append(replace(plan, companions=tuple(extra)) if extra else plan)
+    return out
+
+
+def _as_int(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -175,14 +175,19 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(tr("cannot plan this model: {error}", error=exc)) from None
     plans = [p for p in plans if all(getattr(p.layout, name) == value for name, value in pinned.items())]
     row, mine = None, None
-    dropped, kept = [], []
+    dropped, kept, unbatched = [], [], []
     if launch is not None:  # the launch's own layout, its split and recompute as it sets them
         plans, dropped, kept = _plan_launch.keeping(plans, args.launch_otc, args.launch_ref_otc)
-        plans = rank_plans(spec, plans, args.sort) if dropped else plans  # 'step' relative to the fastest kept
+        plans, unbatched = _plan_launch.batch_fits(plans, args.launch_batch, nnodes * per_node)
+        plans = rank_plans(spec, plans, args.sort) if dropped or unbatched else plans  # relative to the fastest kept
         plans, row, mine = _plan_launch.place(spec, args.launch_layout, plans, nnodes, per_node, memory, options,
                                               args.sort)
     seconds = time.perf_counter() - started
     top = args.top if args.top is not None else (None if args.json else 10)
+    if launch is not None and args.launch_source is not None:  # the blocks printed carry what check asks of them
+        blocks = args.top if args.top is not None else _plan_report.DEFAULT_BLOCKS
+        plans = _plan_launch.complete(plans, args.launch_source, blocks, model_config=str(args.model),
+                                      release=args.mindspeed_release)
     shown = plans if top is None else plans[:top]
     chart = None
     if args.chart:  # written before the report, so that a failure is the only output (one JSON object with --json)
@@ -200,6 +205,10 @@ def run(args: argparse.Namespace) -> int:
         if dropped:
             print(tr("{n} layouts with TP 1 left out: they would turn off {features}, which the launch turns on",
                      n=len(dropped), features=", ".join(kept)).render(lang))
+        if unbatched:
+            print(tr("{n} layouts left out: their data-parallel size does not divide the launch's batch sizes "
+                     "(data.train_batch_size, ppo_mini_batch_size, ppo_micro_batch_size_per_gpu)",
+                     n=len(unbatched)).render(lang))
         if kept_recompute is not None and kept_recompute.granularity:
             print(tr("the launch's recompute ({recompute}) is kept on every layout it fits; where it does not, the "
                      "row names the stronger one", recompute=kept_recompute.label()).render(lang))

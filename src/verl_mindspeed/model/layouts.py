@@ -75,13 +75,15 @@ class LayoutPlan:
     """The actor's dict of the launch the overrides are for (``plan --args-file``): its companions follow."""
     launch_ref: Optional[Mapping[str, Any]] = field(default=None, compare=False, repr=False)
     """The ref's own dict when that launch writes one (the ref then inherits nothing from the actor's)."""
+    companions: tuple[str, ...] = field(default=(), compare=False)
+    """Further overrides the block needs in that launch, from ``check`` (``cli._plan_launch.complete``)."""
 
     @property
     def overrides(self) -> tuple[str, ...]:
         """The Hydra overrides that select this layout and the run options the estimate assumed."""
-        return layout_overrides(self.spec, self.layout, self.options, release=self.release, launch=self.launch,
-                                 launch_ref=self.launch_ref) \
-            if self.spec is not None else ()
+        own = layout_overrides(self.spec, self.layout, self.options, release=self.release, launch=self.launch,
+                               launch_ref=self.launch_ref) if self.spec is not None else ()
+        return own + self.companions
 
     def stages(self) -> list[dict]:
         """Per stage: layers, peak, stored activations and their split over model chunks (bytes)."""

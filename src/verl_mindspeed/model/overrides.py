@@ -25,14 +25,15 @@ _FIRST_BRIDGE_LINE = (0, 15)  # the first megatron-core line a Megatron-Bridge r
 _DICT_SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
                "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size")
 _RECOMPUTE = ("recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules")
-#: Keys of a launch's dict that describe its own split and CP algorithm: a layout that does not set them clears them.
-_LAYOUT_KEYS = ("num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage", "num_layer_list",
-                "context_parallel_algo", "ulysses_degree_in_cp")
+#: Keys of a launch's dict that describe its own stage split: a layout that does not set them clears them. (Its CP
+#: algorithm stays: inert at CP 1, and MindSpeed refuses a null one.)
+_LAYOUT_KEYS = ("num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage", "num_layer_list")
 
 
 def _companions(layout: Layout, engine: dict, otc: list, launch: Optional[Mapping[str, Any]]) -> list:
     """Keys a launch's dict writes that the layout changes: its sizes moved with the engine's, the recompute keys
-    the layout's choice does not use and a split or CP algorithm the layout does not have set to null."""
+    the layout's choice does not use, a stage split the layout does not have, and a Ulysses degree its CP algorithm
+    does not take, set to null."""
     if not launch:
         return []
     written = {key for key, _ in otc}
@@ -40,7 +41,10 @@ def _companions(layout: Layout, engine: dict, otc: list, launch: Optional[Mappin
                    if launch.get(key) is not None and key not in written and engine.get(key, 1) != launch.get(key)]
     found += [(key, "null") for key in _RECOMPUTE if launch.get(key) is not None and key not in written
               and key not in dict(layout.recompute.otc_items())]
-    return found + [(key, "null") for key in _LAYOUT_KEYS if launch.get(key) is not None and key not in written]
+    found += [(key, "null") for key in _LAYOUT_KEYS if launch.get(key) is not None and key not in written]
+    if layout.cp > 1 and launch.get("ulysses_degree_in_cp") is not None and "ulysses_degree_in_cp" not in written:
+        found.append(("ulysses_degree_in_cp", "null"))  # the layout's CP algorithm takes no Ulysses degree
+    return found
 
 
 def layout_overrides(spec: ModelSpec, layout: Layout, options: MemoryOptions = _DEFAULT_OPTIONS, *,

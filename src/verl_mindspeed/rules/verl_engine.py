@@ -4,7 +4,7 @@ sizes its trainer asserts against the actor's data-parallel size."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 from .. import eras
 from ..errors import Issue
@@ -52,7 +52,8 @@ def batch_divisibility(roles: dict[str, RoleView], ctx: Context) -> Iterable[Iss
         _nearest(mini, mini_ok, bound) or _nearest(mini, lambda m: (m * n) % dp == 0, bound))  # else train moves up
     train_ok = lambda t: (dynamic or not micro or (t * n) % (dp * micro) == 0) and (not new_mini or t >= new_mini)  # noqa: E731
     new_train = train if not train or train_ok(train) else _nearest(train, train_ok, bound)
-    if not dynamic and train and micro and (train * n) % (dp * micro):
+    train_fault, mini_fault = batch_faults(dp, train, n, mini, micro, dynamic)
+    if train_fault:
         yield error("data.train_batch_size", tr(
             "data.train_batch_size x actor_rollout_ref.rollout.n = {train} x {n} = {total} requires a multiple of "
             "data-parallel size x actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu = {dp} x {micro} = {unit}",
@@ -62,11 +63,19 @@ def batch_divisibility(roles: dict[str, RoleView], ctx: Context) -> Iterable[Iss
         yield error("actor_rollout_ref.actor.ppo_mini_batch_size", tr(
             "actor_rollout_ref.actor.ppo_mini_batch_size={mini} requires data.train_batch_size >= {mini} (got {train})",
             mini=mini, train=train), "batch-divisibility", override=_mini_fix(new_mini, new_train, train))
-    if mini and (mini * n) % dp:
+    if mini_fault:
         yield error("actor_rollout_ref.actor.ppo_mini_batch_size", tr(
             "actor_rollout_ref.actor.ppo_mini_batch_size x actor_rollout_ref.rollout.n = {mini} x {n} = {total} "
             "requires a multiple of the actor's data-parallel size {dp}", mini=mini, n=n, total=mini * n, dp=dp),
             "batch-divisibility", hint=sizes, override=_mini_fix(new_mini, new_train, train))
+
+
+def batch_faults(dp: int, train: Optional[int], n: int, mini: Optional[int], micro: Optional[int],
+                 dynamic: bool) -> tuple[bool, bool]:
+    """(the train batch, the mini batch) that verl refuses at the actor's data-parallel size ``dp``: ``train x n`` a
+    multiple of ``dp x micro`` (without dynamic batch size), ``mini x n`` a multiple of ``dp``."""
+    return (not dynamic and bool(train and micro) and (train * n) % (dp * micro) != 0,
+            bool(mini) and (mini * n) % dp != 0)
 
 
 def _nearest(value: int, ok, limit: int):
