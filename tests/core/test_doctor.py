@@ -303,3 +303,30 @@ def test_a_check_a_later_release_dropped_keeps_the_key_and_says_upgrading_also_w
     (cause,) = found.causes
     assert cause.fix == "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"
     assert "no longer has" in str(found.failures[0].verdict.what)
+
+
+def test_fix_values_in_the_wrong_unit_or_direction_are_not_offered():
+    from verl_mindspeed.doctor._stack import divisible_batch
+
+    assert divisible_batch(500, 64, 32) is None  # 500 samples from a written 32 prompts: no trustworthy value
+    assert divisible_batch(64, 48, 32) == 24  # 2 samples a prompt: 24 x 2 = 48
+    oom = ("[torch_memory_saver.cpp] CUresult error: 2 (out of memory) file=csrc/utils.h func=cu_mem_create\n"
+           "  File \"/x/sglang/srt/mem_cache/memory_pool.py\", line 10, in alloc\n")
+    from verl_mindspeed.doctor._replay import Replay
+
+    low = Replay(["actor_rollout_ref.rollout.gpu_memory_utilization=0.05"], [])
+    (cause,) = diagnose(oom).causes
+    assert cause.key.endswith("gpu_memory_utilization")
+    from verl_mindspeed.doctor._stack import _memory
+
+    verdict = _memory(roots(exceptions(oom))[0], None, low)
+    assert verdict.causes[0].fix is None  # 0.05 cannot go lower than the 0.1 floor: no line that raises it
+
+
+def test_a_cut_copy_printed_before_the_whole_raise_is_one_failure():
+    log = ("AssertionError: num_attention_heads (28) must be a multiple of\n...\n\n"
+           "Traceback (most recent call last):\n"
+           '  File "/x/megatron/core/transformer/transformer_config.py", line 500, in __post_init__\n'
+           "AssertionError: num_attention_heads (28) must be a multiple of tensor_model_parallel_size (8)\n")
+    (root,) = roots(exceptions(log))
+    assert root.message.endswith("(8)") and root.frames

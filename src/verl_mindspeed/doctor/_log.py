@@ -183,6 +183,10 @@ def roots(found: list[Raised]) -> list[Raised]:
             if raised.frames and not out[whole].frames:
                 out[whole] = replace(out[whole], frames=raised.frames)
             continue
+        cut = next((k for k, e in out.items() if _cut_copy(raised, e)), None)
+        if cut is not None:  # a cut copy came first: the whole raise takes its place (and its frames, if it has none)
+            earlier = out.pop(cut)
+            raised = raised if raised.frames or not earlier.frames else replace(raised, frames=earlier.frames)
         out.setdefault(raised.key(), raised)
     if not out:
         for raised in found:

@@ -89,10 +89,13 @@ def batch_key(raised: Raised, launch: Optional[Replay]) -> str:
     return "data.train_batch_size"
 
 
-def divisible_batch(size: int, chunks: int, written: Optional[int]) -> int:
+def divisible_batch(size: int, chunks: int, written: Optional[int]) -> Optional[int]:
     """The batch value nearest the written one (else the printed size) whose chunked batch ``chunks`` divides: the
-    written value scaled as the log's batch is to it (``rollout.n`` samples, padding)."""
+    written value scaled as the log's batch is to it (``rollout.n`` samples, padding). None when the launch wrote a
+    value the log's batch is no whole multiple of: the two are in different units and no line can be trusted."""
     factor = size // written if written and size % written == 0 else None
+    if written and factor is None:
+        return None
     start = written if factor else size
     for distance in range(0, 4 * max(start, chunks) + 1):
         for candidate in (start - distance, start + distance):
@@ -113,7 +116,8 @@ def _chunk(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> O
     what = tr("{type}: verl splits a batch of {size} over the worker group's {chunks} ranks and needs equal parts: "
               "the batch ({key}) must make a multiple of the world size", type=raised.type, size=size, chunks=chunks,
               key=key)
-    return Verdict("override", what, [Cause(key, f"{key}={value}")], (key.rsplit(".", 1)[-1],), "likely")
+    return Verdict("override", what, [Cause(key, f"{key}={value}" if value else None)], (key.rsplit(".", 1)[-1],),
+                   "likely")
 
 
 def _switched(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
@@ -169,7 +173,8 @@ def _memory(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> 
         return None
     written = _written(launch, MEMORY_KEY)
     try:
-        fix = f"{MEMORY_KEY}={max(0.1, round(float(written) - 0.1, 2))}" if written else None
+        lower = max(0.1, round(float(written) - 0.1, 2)) if written else None
+        fix = f"{MEMORY_KEY}={lower}" if lower is not None and lower < float(written) else None
     except ValueError:
         fix = None
     what = tr("the device ran out of memory in the rollout engine's allocator ({message}): the rollout keeps a static "
