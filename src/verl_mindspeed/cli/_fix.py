@@ -57,11 +57,12 @@ def fix_and_check(ns: argparse.Namespace, source: Optional[LaunchFile], issues: 
                                         fromfile=ns.args_file, tofile=target))
     summary = render(trn("fixed {n} error in {file}; {left} without a fix", "fixed {n} errors in {file}; {left} "
                          "without a fix", applied, n=applied, file=target,
-                         left=len(fixed.skipped)), ns.lang) if applied else \
+                         left=len([i for i in issues if i.severity == "error"])), ns.lang) if applied else \
         render(tr("nothing to fix in {file}", file=ns.args_file), ns.lang)
     if fmt == "json":
         payload = {**payload, "fixed": {"file": target, "applied": applied, "rounds": rounds,
-                                        "without_fix": len(fixed.skipped), "diff": diff}}
+                                        "without_fix": len([i for i in issues if i.severity == "error"]),
+                                        "diff": diff}}
     elif fmt == "text":
         print(diff + summary + "\n" if diff else summary + "\n")
     _output.emit(payload, text, fmt, issues, ns.lang, target, list(again.argv))

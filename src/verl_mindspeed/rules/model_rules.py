@@ -292,7 +292,7 @@ def memory_estimate(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]
     peak, limit = estimate.peak_gib, ctx.device_memory_gib
     text = tr("estimated peak {peak:.1f} GiB per device for the actor, on stage {stage} in its {phase} phase ({seq} "
               "tokens x {micro} per update micro-batch, {world} devices); the device has {limit:g} GiB, {usable:.1f} "
-              "usable at {share:.0%} (plan's --headroom)", peak=peak, stage=estimate.stage,
+              "usable at {share:.0%} (plan's default --headroom)", peak=peak, stage=estimate.stage,
               phase=estimate.phase, seq=options.seq_len, micro=options.micro_batch_size, world=ctx.world_size,
               limit=limit, usable=HEADROOM * limit, share=HEADROOM)
     hint = tr("an estimate (docs/model-checks.md): verl-mindspeed plan --model ... lists layouts that fit")
