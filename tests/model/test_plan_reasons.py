@@ -50,7 +50,8 @@ def test_every_override_block_has_a_reasons_line_naming_each_dimension(capsys):
         for name, n in dims.items():
             assert f"{name} {n}:" in line, (name, n, line)
             kinds.add(name)
-        assert len(re.findall(r"\b(?:V?PP|E?TP|CP|EP|DP) \d+:", line)) == len(dims), line
+        extra = 1 if "DP" not in dims and re.search(r"\bDP 1:", line) else 0  # DP 1 reducing over CP or experts
+        assert len(re.findall(r"\b(?:V?PP|E?TP|CP|EP|DP) \d+:", line)) == len(dims) + extra, line
     assert {"TP", "PP"} <= kinds
 
 
@@ -73,6 +74,8 @@ def test_json_lists_the_reasons_of_every_layout(capsys):
                      lay["virtual_pipeline_model_parallel_size"], lay["context_parallel_size"],
                      lay["expert_model_parallel_size"], lay["expert_tensor_parallel_size"])
         got = {r["dimension"].upper(): r for r in lay["reasons"]}
+        if lay["step_time_proxy"]["shares"]["dp"] > 0:  # DP's reduction costs even at DP 1 (over CP, or the experts)
+            dims.setdefault("DP", got["DP"]["size"])
         assert {name: r["size"] for name, r in got.items()} == dims
         for name, r in got.items():
             assert r["text"].startswith(f"{name} {r['size']}:") and 0.0 <= r["share"] <= 1.0
@@ -89,7 +92,8 @@ def test_reasons_read_the_proxys_own_terms():
     lay = Layout(tp=2, pp=4, cp=2, ep=4, cp_algo="ulysses_cp_algo")
     time = step_time(spec, lay, WORLD, 8, 8192)
     by = {r.dimension: r for r in layout_reasons(spec, lay, WORLD, 8, 8192, time=time)}
-    assert list(by) == ["ep", "tp", "cp", "pp"]  # DP is 1
+    assert list(by) == ["ep", "tp", "cp", "pp", "dp"]  # DP is 1; the weights still reduce over its x CP ranks
+    assert by["dp"].size == 1 and by["dp"].facts["group"] == 2 and by["dp"].share == time.dp / time.total
     assert by["ep"].share == time.ep / time.total and by["ep"].facts["experts_per_rank"] == 128 // 4
     # two around attention per pass: the experts take their tokens by all-to-all
     assert by["tp"].share == time.tp / time.total and by["tp"].facts["collectives_per_layer"] == 4
@@ -97,3 +101,11 @@ def test_reasons_read_the_proxys_own_terms():
     assert by["pp"].share == (time.bubble + time.pp) / time.total and by["pp"].facts["layers_max"] == 12
     across = {r.dimension: r for r in layout_reasons(spec, Layout(ep=16), WORLD, 8, 8192)}
     assert across["ep"].facts["span"] == "inter" and "dp" in across
+
+
+def test_etp_carries_its_own_gather_and_dp_one_still_reduces_the_experts():
+    spec, _ = load_model_spec(MODELS / "Qwen3-30B-A3B")
+    lay = Layout(tp=4, ep=1, etp=4)
+    time = step_time(spec, lay, 32, 16, 8192)
+    by = {r.dimension: r for r in layout_reasons(spec, lay, 32, 16, 8192, time=time)}
+    assert "ep" not in by and time.ep == 0 and by["etp"].share == time.etp / time.total > 0

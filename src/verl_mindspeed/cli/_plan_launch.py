@@ -84,7 +84,8 @@ def fill(args: argparse.Namespace) -> Optional[dict[str, Any]]:
         args.launch_source = source
         ref_otc = f"{REF}.megatron.override_transformer_config"
         if any(split_override(a)[1].startswith(ref_otc) for a in source.argv if "=" in a):  # the ref's own dict
-            args.launch_ref_otc = _container(cfg, ref_otc)
+            args.launch_ref_otc = {k: v for k, v in _container(cfg, ref_otc).items()
+                                   if k not in defaults or defaults[k] != v}
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -233,13 +234,16 @@ def complete(plans: list, source: Any, limit: int, **options: Any) -> list:
             continue
         limit -= 1
         extra: list[str] = []
+        own = {split_override(word)[1] for word in plan.overrides}  # a companion never undoes the layout itself
         for _ in range(2):
             new = [i.override for i in errors(argv + list(plan.overrides) + extra)
                    if (i.rule, i.key) not in base and i.override]
-            if not new:
+            words = [word for line in new for word in shlex.split(line)
+                     if word not in extra and split_override(word)[1] not in own]
+            if not words:
                 break
-            extra += [word for line in new for word in shlex.split(line) if word not in extra]
-        out.append(replace(plan, companions=tuple(extra)) if extra else plan)
+            extra += words
+        out.append(replace(plan, companions=tuple(extra), checked=True))
     return out
 
 

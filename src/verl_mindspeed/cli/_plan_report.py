@@ -42,7 +42,7 @@ def _row(rank: int, plan: LayoutPlan, limit: float, lang: str) -> tuple[str, ...
 
 #: The step-time terms by their name in a row (communication by its dimension).
 _TERMS = {"compute": tr("compute"), "recompute": tr("recompute"), "bubble": tr("bubble"), "tp": "TP", "cp": "CP",
-          "ep": "EP", "pp": "PP", "dp": "DP"}
+          "ep": "EP", "etp": "ETP", "pp": "PP", "dp": "DP"}
 
 
 def largest_term(plan: LayoutPlan, lang: str) -> str:
@@ -64,11 +64,11 @@ def _table(rows: list[tuple[str, ...]]) -> str:
 
 def _why(plan: LayoutPlan, limit: float, lang: str) -> str:
     shares = plan.time.shares()
-    comm = sum(shares[k] for k in ("tp", "cp", "ep", "pp", "dp"))
+    comm = sum(shares[k] for k in ("tp", "cp", "ep", "etp", "pp", "dp"))
     pct = {k: round(100 * v) for k, v in shares.items()}
     return tr("step time {relative:.2f}x the fastest (compute {compute}%, recompute {recompute}%, bubble {bubble}%, "
-              "communication {comm}%: TP {tp}%, CP {cp}%, EP {ep}%, PP {pp}%, DP {dp}%); peak {peak:.1f} GiB on "
-              "stage {stage} in the {phase} phase, {headroom:.1f} GiB left",
+              "communication {comm}%: TP {tp}%, CP {cp}%, EP {ep}%, ETP {etp}%, PP {pp}%, DP {dp}%); peak {peak:.1f} "
+              "GiB on stage {stage} in the {phase} phase, {headroom:.1f} GiB left",
               relative=plan.relative_time, comm=round(100 * comm), peak=plan.memory.peak_gib,
               stage=plan.memory.stage, phase=plan.memory.phase, headroom=limit - plan.memory.peak_gib,
               **pct).render(lang)
@@ -90,7 +90,8 @@ def _reason(r: Reason) -> Msg:
                   n=n, per_rank=f["experts_per_rank"], where=_where(f["span"]), share=share)
     if r.dimension == "etp":
         if f["gathers_tokens"]:
-            return tr("ETP {n}: expert weights ÷{n}, routed tokens all-gathered over {n}", n=n)
+            return tr("ETP {n}: expert weights ÷{n}, routed tokens all-gathered over {n} {where}, {share:.0f}% of the "
+                      "step", n=n, where=_where(f["span"]), share=share)
         return tr("ETP {n}: expert weights ÷{n}", n=n)
     if r.dimension == "tp":
         return tr("TP {n}: weights ÷{n}, {count} all-gather/reduce-scatter per layer {where}, {share:.0f}% of the "

@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     if launch is not None and args.launch_source is not None:  # the blocks printed carry what check asks of them
         blocks = args.top if args.top is not None else _plan_report.DEFAULT_BLOCKS
         plans = _plan_launch.complete(plans, args.launch_source, blocks, model_config=str(args.model),
-                                      release=args.mindspeed_release)
+                                      release=args.mindspeed_release, verl_version=str(args.verl_version))
     shown = plans if top is None else plans[:top]
     chart = None
     if args.chart:  # written before the report, so that a failure is the only output (one JSON object with --json)
@@ -209,9 +209,10 @@ def run(args: argparse.Namespace) -> int:
             print(tr("{n} layouts left out: their data-parallel size does not divide the launch's batch sizes "
                      "(data.train_batch_size, ppo_mini_batch_size, ppo_micro_batch_size_per_gpu)",
                      n=len(unbatched)).render(lang))
-        if kept_recompute is not None and kept_recompute.granularity:
-            print(tr("the launch's recompute ({recompute}) is kept on every layout it fits; where it does not, the "
-                     "row names the stronger one", recompute=kept_recompute.label()).render(lang))
+        if kept_recompute is not None and kept_recompute.granularity and not options.full_recompute:
+            print(tr("the launch's recompute ({recompute}) is kept on every layout it fits (in memory, and in each "
+                     "stage's layers); where it does not, the row names plan's own choice",
+                     recompute=kept_recompute.label()).render(lang))
     if chart:
         print(tr("chart written to {path}", path=chart).render(lang), file=sys.stderr if args.json else sys.stdout)
     return 0 if any(p.fits for p in plans) else NO_FIT

@@ -18,7 +18,7 @@ from ._layout import Layout
 from .memory import GIB, MemoryOptions
 from .recompute import FULL_UNIFORM_1, Recompute
 
-__all__ = ["choose", "floors", "lowest", "split_groups", "stage_keys"]
+__all__ = ["choose", "floors", "lowest", "recompute_fits_stages", "split_groups", "stage_keys"]
 
 
 def split_groups(spec, sized: Layout, world: int, options: MemoryOptions, pipes: list) -> list[list[tuple]]:
@@ -134,3 +134,13 @@ def choose(prof, splits: list[list], limit: float, ladder: list[Recompute], chun
         else:
             lo = mid + 1
     return result(fit or FULL_UNIFORM_1)
+
+
+def recompute_fits_stages(rc: Recompute, group: list, vpp: Optional[int]) -> bool:
+    """A launch's full recompute of N layers can be kept on every split of ``group``: N at most the layers of each
+    model chunk, and (uniform) a divisor of them, as megatron-core 0.12's checkpointed forward steps through them."""
+    if not rc.full:
+        return True
+    n = rc.num_layers or 1
+    counts = [stage.layers // (vpp or 1) for entry in group for stage in entry[3][0]]
+    return all(n <= c and (rc.method != "uniform" or c % n == 0) for c in counts)

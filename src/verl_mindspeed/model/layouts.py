@@ -34,7 +34,7 @@ from ._constraints import (
     vpp_splits,
 )
 from ._layout import Layout
-from ._search import choose, floors, split_groups
+from ._search import choose, floors, recompute_fits_stages, split_groups
 from .cp import algorithms_of, cp_variants
 from .memory import COMPONENTS, GIB, MemoryEstimate, MemoryOptions, estimate_from_profile, stage_summaries
 from .overrides import layout_overrides
@@ -77,6 +77,8 @@ class LayoutPlan:
     """The ref's own dict when that launch writes one (the ref then inherits nothing from the actor's)."""
     companions: tuple[str, ...] = field(default=(), compare=False)
     """Further overrides the block needs in that launch, from ``check`` (``cli._plan_launch.complete``)."""
+    checked: bool = field(default=False, compare=False)
+    """The block was pasted into that launch and checked (``companions`` holds what that added)."""
 
     @property
     def overrides(self) -> tuple[str, ...]:
@@ -118,6 +120,8 @@ class LayoutPlan:
             "fits": self.fits,
             "overrides": list(self.overrides),
         }
+        if self.launch is not None:
+            data["overrides_checked"] = self.checked
         if self.time is not None:
             data["step_time_proxy"] = {"relative": round(self.relative_time, 3), "seconds": round(self.time.total, 4),
                                        "shares": {k: round(v, 3) for k, v in self.time.shares().items()}}
@@ -197,8 +201,8 @@ def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_mem
     """Every valid layout with its lowest-peak split and cheapest fitting recompute, ranked best first.
 
     ``interleave``: also VPP layouts, which only verl 0.6/0.7 runs on NPU (see :func:`enumerate_layouts`).
-    ``keep_recompute``: a launch's own recompute, tried first on every layout and kept where it fits; where it does
-    not, the stronger choices follow as usual."""
+    ``keep_recompute``: a launch's own recompute, tried first on every layout and kept where it fits (in memory, and a
+    full recompute's layer count in every stage's); where it does not, plan's own ladder decides."""
     if spec.num_layers > MAX_LAYERS:
         raise ValueError(f"{spec.num_layers} layers is more than {MAX_LAYERS}")
     world = nnodes * gpus_per_node
@@ -206,9 +210,10 @@ def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_mem
         raise ValueError(f"{world} devices is more than {MAX_WORLD}")
     limit = device_memory_gib * GIB
     base = replace(options, full_recompute=False)
-    ladder = [FULL_UNIFORM_1] if options.full_recompute else recompute_ladder(spec)
+    plain = [FULL_UNIFORM_1] if options.full_recompute else recompute_ladder(spec)
+    ladder = plain
     if keep_recompute is not None and keep_recompute.granularity and not options.full_recompute:
-        ladder = [keep_recompute] + [rc for rc in ladder if rc.selective and not keep_recompute.full and
+        ladder = [keep_recompute] + [rc for rc in plain if rc.selective and not keep_recompute.full and
                                      set(keep_recompute.modules) < set(rc.modules)]  # then full/block, full
     algorithms = algorithms_of(release)
     plans = []
@@ -231,6 +236,8 @@ def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_mem
                     for group in groups:
                         first, last, vpp, terms, _ = group[0]
                         splits = [entry[4] for entry in group]
+                        rungs = ladder if ladder is plain or recompute_fits_stages(keep_recompute, group, vpp) \
+                            else plain
                         shared, floor = None, None
                         for algo, degree in variants:
                             layout = Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp, first_stage_layers=first,
@@ -239,7 +246,7 @@ def plan_layouts(spec: ModelSpec, nnodes: int, gpus_per_node: int, *, device_mem
                                 else _engine.Profile(spec, layout, world, base, terms)
                             if floor is None:  # the same for every CP algorithm of this CP size
                                 floor = floors(shared, splits) if len(splits) > 1 else [0.0]
-                            j, rc, tried, stage = choose(shared, splits, limit, ladder, chunks[id(group)] // (vpp or 1),
+                            j, rc, tried, stage = choose(shared, splits, limit, rungs, chunks[id(group)] // (vpp or 1),
                                                          floor)
                             prof = shared.with_stages(group[j][3]) if j else shared
                             chosen = Layout(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp,

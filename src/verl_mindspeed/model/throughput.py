@@ -18,9 +18,11 @@ from ._layout import Layout, stage_layer_counts
 from .params import active_parameters, routed_active_parameters, stage_parameters
 from .spec import ModelSpec
 
-__all__ = ["Rates", "Reason", "StepTime", "layout_reasons", "step_time"]
+__all__ = ["Rates", "Reason", "StepTime", "TERMS", "layout_reasons", "step_time"]
 
 MICROBATCHES_PER_DEVICE = 16
+#: The terms of a step, in the order reports list them.
+TERMS = ("compute", "recompute", "bubble", "tp", "cp", "ep", "etp", "pp", "dp")
 
 
 @dataclass(frozen=True)
@@ -51,14 +53,16 @@ class StepTime:
     ep: float
     pp: float
     dp: float
+    etp: float = 0.0
+    """The routed tokens all-gathered over ETP after the all-to-all (and reduce-scattered back)."""
 
     @cached_property
     def total(self) -> float:
-        return self.compute + self.recompute + self.bubble + self.tp + self.cp + self.ep + self.pp + self.dp
+        return sum(getattr(self, k) for k in TERMS)
 
     def shares(self) -> dict[str, float]:
         total = self.total or 1.0
-        return {k: getattr(self, k) / total for k in ("compute", "recompute", "bubble", "tp", "cp", "ep", "pp", "dp")}
+        return {k: getattr(self, k) / total for k in TERMS}
 
 
 def _recompute_share(spec: ModelSpec, layout: Layout) -> float:
@@ -143,13 +147,14 @@ def step_time(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: int, s
     # dispatch and combine: each rank's n / TP tokens, top-k copies, all-to-all over EP (its ranks ETP apart), then
     # all-gathered over ETP (and reduce-scattered back)
     routed_bytes = 2 * passes * kr * 2 * h * n / tp
-    ep_seconds = (0.0 if ep == 1 else (ep - 1) / ep * routed_bytes / bw(etp * ep)) + \
-        (0.0 if etp == 1 or not spec.is_moe else (etp - 1) * routed_bytes / bw(etp))
+    ep_seconds = 0.0 if ep == 1 else (ep - 1) / ep * routed_bytes / bw(etp * ep)
+    etp_seconds = 0.0 if etp == 1 or not spec.is_moe else (etp - 1) * routed_bytes / bw(etp)
     tp_time = micro * layers * tp_bytes / bw(tp)
     cp_time = micro * layers * cp_bytes / bw(tp * cp)
     ep_time = micro * moe_layers * ep_seconds
+    etp_time = micro * moe_layers * etp_seconds
     # a stage waits for the slowest micro-batch path through the others: the bubble holds its communication too
-    bubble = (compute + recompute + tp_time + cp_time + ep_time) * (pp - 1) / (vpp * micro)
+    bubble = (compute + recompute + tp_time + cp_time + ep_time + etp_time) * (pp - 1) / (vpp * micro)
     # each virtual stage sends its output forward and its input's gradient back; verl overlaps these sends with
     # compute when the schedule is interleaved (overlap_p2p_comm = VPP > 1), so only a plain schedule waits on them
     next_stage = 2 * max(world // pp, 1)  # ranks of two neighbouring stages: one node when they fit in one
@@ -162,7 +167,7 @@ def step_time(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: int, s
     dp_time = 0.5 * 6 * (dense_params * (group - 1) / group + expert_params * (expert_group - 1) / expert_group) \
         / bw(world)
     return StepTime(compute=compute, recompute=recompute, bubble=bubble, tp=tp_time, cp=cp_time, ep=ep_time,
-                    pp=pp_time, dp=dp_time)
+                    etp=etp_time, pp=pp_time, dp=dp_time)
 
 
 @lru_cache(maxsize=4096)
@@ -219,7 +224,7 @@ def layout_reasons(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: i
         found.append(Reason("ep", ep, time.ep / total, {"experts_per_rank": (spec.num_experts or 0) // ep,
                                                         "span": span(etp * ep)}))
     if etp > 1:
-        found.append(Reason("etp", etp, 0.0, {"gathers_tokens": spec.is_moe}))
+        found.append(Reason("etp", etp, time.etp / total, {"gathers_tokens": spec.is_moe, "span": span(etp)}))
     if tp > 1:
         collectives = round(_collectives_per_layer(spec) * passes)
         found.append(Reason("tp", tp, time.tp / total, {"collectives_per_layer": collectives, "span": span(tp)}))
@@ -238,6 +243,7 @@ def layout_reasons(spec: ModelSpec, layout: Layout, world: int, gpus_per_node: i
                              "sends": time.pp / total}))
     if layout.vpp and layout.vpp > 1:
         found.append(Reason("vpp", layout.vpp, 0.0, {"bubble_divisor": layout.vpp}))
-    if dp > 1:
-        found.append(Reason("dp", dp, time.dp / total, {"group": dp * cp, "span": span(world)}))
+    if dp > 1 or time.dp > 0:  # at DP 1 the routed experts may still be reduced over their own group
+        group = dp * cp if dp * cp > 1 else max(world // (pp * ep * etp), 1)
+        found.append(Reason("dp", dp, time.dp / total, {"group": group, "span": span(world)}))
     return tuple(found)
