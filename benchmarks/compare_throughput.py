@@ -51,8 +51,9 @@ RATES = {
     # (NVIDIA H800 datasheet). The network is not stated by the H800 sources: one 400 Gb/s NIC per GPU, as DGX H100.
     "h800-sxm": {"bf16": Rates(flops=989e12 / 2, intra_node=H100_LINK * 200e9, inter_node=H100_LINK * 50e9)},
 }
-#: Memory of one device in GiB, from the datasheets (64 GB Atlas 800T A2; 80 GB H100 and H800 SXM).
-DEVICE_GIB = {"ascend-910b": 64.0, "h100-sxm": 80e9 / 2**30, "h800-sxm": 80e9 / 2**30}
+#: Memory of one device in GiB as the device reports it: the 64 GB of an Atlas 800T A2 are 65,536 MiB, the 80 GB
+#: of an H100 or H800 SXM 81,559 MiB (nvidia-smi).
+DEVICE_GIB = {"ascend-910b": 64.0, "h100-sxm": 81559 / 1024, "h800-sxm": 81559 / 1024}
 #: A group ranks in plan when it has at least this many layouts.
 RANKED_GROUP = 5
 CP_SHORT = {"megatron_cp_algo": "ring", "ulysses_cp_algo": "ulysses", "adaptive_cp_algo": "adaptive",
