@@ -32,6 +32,29 @@ def write_fixes(path: str, source: LaunchFile, issues: list, target: Optional[st
 ROUNDS = 4
 
 
+def fix_rounds(path: str, source: LaunchFile, issues: list, target: str, recheck: Callable[[LaunchFile], tuple]
+               ) -> tuple[int, int, str, LaunchFile, tuple]:
+    """Write the fixes of ``issues`` from ``path`` into ``target``, check it again (``recheck`` on the written file,
+    returning ``(code, payload, text, issues)``) and write the fixes that check finds next, until no error has a fix
+    left to write (at most :data:`ROUNDS`). Returns (fixes applied, rounds, the whole diff, the written file, the
+    last check)."""
+    original = Path(path).read_text(encoding="utf-8")
+    read, applied, rounds = path, 0, 0
+    while True:
+        _diff, fixed = write_fixes(read, source, issues, target)
+        applied, rounds = applied + len(fixed.applied), rounds + 1
+        source = read_launch_file(target)
+        result = recheck(source)
+        issues = result[-1]
+        if not fixed.applied or result[0] != 1 or rounds == ROUNDS:
+            break
+        read = target
+    diff = "".join(difflib.unified_diff(original.splitlines(keepends=True),
+                                        Path(target).read_text(encoding="utf-8").splitlines(keepends=True),
+                                        fromfile=path, tofile=target))
+    return applied, rounds, diff, source, result
+
+
 def fix_and_check(ns: argparse.Namespace, source: Optional[LaunchFile], issues: list, check_one: Callable,
                   fmt: str) -> int:
     """Write the fixes of ``issues`` into the launch file, check it again and write the fixes that check finds next,
@@ -42,19 +65,8 @@ def fix_and_check(ns: argparse.Namespace, source: Optional[LaunchFile], issues: 
     if ns.argv:
         raise UsageError(tr("--fix writes into the launch file only: give the whole launch in --args-file"))
     target = ns.fix_to or ns.args_file
-    original = Path(ns.args_file).read_text(encoding="utf-8")
-    path, applied, rounds = ns.args_file, 0, 0
-    while True:
-        _diff, fixed = write_fixes(path, source, issues, target)
-        applied, rounds = applied + len(fixed.applied), rounds + 1
-        again = read_launch_file(target)
-        code, payload, text, issues = check_one(list(again.argv), ns, again)
-        if not fixed.applied or code == 0 or rounds == ROUNDS:
-            break
-        path, source = target, again
-    diff = "".join(difflib.unified_diff(original.splitlines(keepends=True),
-                                        Path(target).read_text(encoding="utf-8").splitlines(keepends=True),
-                                        fromfile=ns.args_file, tofile=target))
+    applied, rounds, diff, again, (code, payload, text, issues) = fix_rounds(
+        ns.args_file, source, issues, target, lambda fixed: check_one(list(fixed.argv), ns, fixed))
     summary = render(trn("fixed {n} error in {file}; {left} without a fix", "fixed {n} errors in {file}; {left} "
                          "without a fix", applied, n=applied, file=target,
                          left=len([i for i in issues if i.severity == "error"])), ns.lang) if applied else \

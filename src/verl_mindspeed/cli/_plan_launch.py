@@ -29,6 +29,7 @@ from ..model.memory import MemoryOptions
 from ..model.verl_options import options_from_config
 from ..overrides import split_override
 from ..rules.verl_engine import batch_faults
+from ..simulate import as_int
 
 ACTOR = "actor_rollout_ref.actor"
 REF = "actor_rollout_ref.ref"
@@ -201,8 +202,8 @@ def batch_fits(plans: list, batch: Optional[dict], world: int) -> tuple[list, li
     make verl refuse the launch's batch sizes at start is not proposed (the rule batch-divisibility)."""
     if not batch:
         return plans, []
-    n = _as_int(batch.get("n")) or 1
-    train, mini, micro = (_as_int(batch.get(k)) for k in ("train", "mini", "micro"))
+    n = as_int(batch.get("n")) or 1
+    train, mini, micro = (as_int(batch.get(k)) for k in ("train", "mini", "micro"))
 
     def fits(p: Any) -> bool:
         dp = world // (p.layout.tp * p.layout.pp * p.layout.cp)
@@ -246,6 +247,3 @@ def complete(plans: list, source: Any, limit: int, **options: Any) -> list:
         out.append(replace(plan, companions=tuple(extra), checked=True))
     return out
 
-
-def _as_int(value: Any) -> Optional[int]:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

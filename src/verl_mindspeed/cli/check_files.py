@@ -8,7 +8,6 @@ launch ``*.sh`` script) is checked when it runs a verl entry (``-m ...main_ppo``
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 from pathlib import Path
 from typing import Any, Optional
@@ -102,25 +101,15 @@ def _one(path: str, ns: argparse.Namespace, source: Optional[LaunchFile] = None)
 def _fixed(result: tuple, ns: argparse.Namespace, source: Optional[LaunchFile], fmt: str) -> tuple:
     """A file's result after its fixes are written into it, round after round as ``check --fix`` does (a file with
     errors that could be read)."""
-    from ._fix import ROUNDS, write_fixes
+    from ._fix import fix_rounds
 
     path, code, _payload, _text, issues = result
     if code != 1 or source is None:
         return result
-    original = Path(path).read_text(encoding="utf-8")
-    for _ in range(ROUNDS):
-        _diff, fixed = write_fixes(path, source, issues, None)
-        result = (path, *_one(path, ns))
-        code, issues = result[1], result[4]
-        if not fixed.applied or code != 1:
-            break
-        source = read_launch_file(path)
-    diff = "".join(difflib.unified_diff(original.splitlines(keepends=True),
-                                        Path(path).read_text(encoding="utf-8").splitlines(keepends=True),
-                                        fromfile=path, tofile=path))
+    _applied, _rounds, diff, _fixed_file, last = fix_rounds(path, source, issues, path, lambda _f: _one(path, ns))
     if diff and fmt == "text":
         print(diff)
-    return result
+    return (path, *last)
 
 
 def run(ns: argparse.Namespace) -> int:

@@ -179,7 +179,7 @@ def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repl
         bound = [e for e in site.bound if e.rsplit(".", 1)[-1] == leaf]
         if bound and written:  # the argument whose value the message printed
             printed = str(site.bound[bound[0]]).strip()
-            written = [k for k in written if _value(launch, k) == printed] or written
+            written = [k for k in written if launch.value(k) == printed] or written
         keys = (written or paths_for(leaf, package, site.site.chains))[:2]
         if value is not None:  # the setting the condition moves: the others it reads are context
             return Verdict("override", what, [Cause(k, _line(k, value)) for k in keys], tuple(settable), "likely")
@@ -193,14 +193,6 @@ def _written(launch: Optional[Replay], leaf: str) -> list[str]:
         return []
     keys = [split_override(a)[1] for a in launch.argv if "=" in a and not a.startswith("-")]
     return [k for k in keys if k.rsplit(".", 1)[-1] == leaf]
-
-
-def _value(launch: Replay, key: str) -> Optional[str]:
-    for arg in reversed(launch.argv):
-        prefix, k, value = split_override(arg)
-        if k == key:
-            return value.strip("'\"")
-    return None
 
 
 def _line(key: str, value: Any) -> str:

@@ -23,6 +23,14 @@ class Replay:
     issues: list[Issue]
     entry: Optional[str] = None
 
+    def value(self, key: str) -> Optional[str]:
+        """The value the launch's last argument for ``key`` writes, unquoted; None when no argument sets it."""
+        for arg in reversed(self.argv):
+            _prefix, k, value = split_override(arg)
+            if k == key:
+                return value.strip("'\"")
+        return None
+
     def about(self, keys: Iterable[str], leaves: Iterable[str] = (), cites: str = "") -> list[Issue]:
         """The errors on one of ``keys`` (or on a key ending in one of ``leaves``), or of a rule citing ``cites``."""
         from ..rules._base import RULES

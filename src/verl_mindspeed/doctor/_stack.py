@@ -26,7 +26,6 @@ from typing import Optional
 
 from ..catalog import verl_keys
 from ..i18n import tr
-from ..overrides import split_override
 from ._blame import Cause, Verdict, verl_leaves
 from ._log import Raised
 from ._replay import Replay
@@ -64,11 +63,7 @@ def _first(raised: Raised) -> str:
 
 
 def _written(launch: Optional[Replay], key: str) -> Optional[str]:
-    for arg in reversed(launch.argv if launch is not None else []):
-        _prefix, k, value = split_override(arg)
-        if k == key:
-            return value.strip("'\"")
-    return None
+    return launch.value(key) if launch is not None else None
 
 
 def _int(text: Optional[str]) -> Optional[int]:
