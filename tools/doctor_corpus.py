@@ -100,7 +100,7 @@ def rows() -> tuple[Row, ...]:
             with_fix = {_leaf(c.key) for c in found.causes if c.fix or c.delete}
         except Exception:  # noqa: BLE001 - counted, never hidden
             code, named, with_fix = -1, (), set()
-        want = {_leaf(a["key"]) for a in meta["at_fault"]}
+        want = {_leaf(a[k]) for a in meta["at_fault"] for k in ("key", "verl") if a.get(k)}
         got = {_leaf(k) for k in named}
         if code == -1:
             result = "crash"

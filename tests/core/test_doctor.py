@@ -298,11 +298,68 @@ def test_a_field_verls_build_sets_itself_is_not_the_launchs_fault():
     assert found.causes == [] and found.failures[0].verdict.kind == "upstream"
 
 
-def test_a_check_a_later_release_dropped_keeps_the_key_and_says_upgrading_also_works():
+def test_a_check_a_later_release_relaxes_keeps_the_key_and_says_upgrading_also_works():
+    """megatron-core 0.16.1 words it "a multiple or divisor" and its condition, run on the printed 2 and 8, passes."""
     found = diagnose("ValueError: num_query_groups (2) must be a multiple of tensor_model_parallel_size (8).")
     (cause,) = found.causes
     assert cause.fix == "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"
-    assert "no longer has" in str(found.failures[0].verdict.what)
+    assert "0.16.1 relaxes this check" in str(found.failures[0].verdict.what)
+    still = diagnose("ValueError: num_query_groups (3) must be a multiple of tensor_model_parallel_size (2).")
+    assert "0.16.1" not in str(still.failures[0].verdict.what)  # 0.16.1 refuses 3 and 2 too
+    gone = diagnose("ValueError: When using expert parallelism and tensor parallelism, sequence parallelism must be "
+                    "used")
+    assert "no longer has" in str(gone.failures[0].verdict.what)
+
+
+def test_a_check_reworded_in_later_releases_is_not_called_dropped():
+    """verl 0.5.0's "not divisible by infer_tp" is "infer_world_size" from 0.6.1 on: the same check, still there;
+    the condition reads the setting through a local name, so the setting is not ruled out either."""
+    found = diagnose("AssertionError: rollout world_size: 1 is not divisible by infer_tp: 2")
+    assert [c.key for c in found.causes] == ["actor_rollout_ref.rollout.tensor_model_parallel_size"]
+    assert "no longer" not in str(found.failures[0].verdict.what)
+
+
+def test_the_launch_hydra_printed_in_the_log_is_replayed():
+    """With no launch given, the overrides of Hydra's "Error executing job with overrides" line are the launch:
+    check reproduces the failure on them and its fix clears it. A cut list is not replayed."""
+    require("verl")
+    overrides = ["data.train_batch_size=16", "actor_rollout_ref.actor.ppo_mini_batch_size=8",
+                 "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=1",
+                 "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+                 "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
+                 "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1",
+                 "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "trainer.n_gpus_per_node=1"]
+    tail = ("ray.exceptions.RayTaskError(AssertionError): ray::TaskRunner.run() (pid=1234, ip=10.0.0.1)\n"
+            "AssertionError: rollout world_size: 1 is not divisible by infer_tp: 2\n")
+    found = diagnose(f"Error executing job with overrides: {overrides!r}\n" + tail)
+    (cause,) = found.causes
+    assert found.launch_from_log and cause.confirmed
+    assert cause.fix == "actor_rollout_ref.rollout.tensor_model_parallel_size=1"
+    cut = diagnose(f"Error executing job with overrides: {overrides!r}"[:200] + "\n[...]\n" + tail)
+    assert not cut.launch_from_log and not cut.causes[0].confirmed
+
+
+def test_a_key_a_later_verl_has_is_deleted_and_one_verl_reads_is_added_with_its_value():
+    """Hydra refusing a key the verl here has: the release that ran predates it, the argument goes. verl's code
+    reading a key its config lacks: added with '+' and the value verl's own config gives it."""
+    require("verl")
+    refused = diagnose("Could not override 'actor_rollout_ref.model.lora_rank'.\n"
+                       "To append to your config use +actor_rollout_ref.model.lora_rank=32\n"
+                       "Key 'lora_rank' is not in struct\n    full_key: actor_rollout_ref.model.lora_rank\n")
+    (cause,) = refused.causes
+    assert (cause.key, cause.fix, cause.delete) == ("actor_rollout_ref.model.lora_rank", None, True)
+    assert "0.7.0" in str(refused.failures[0].verdict.what)
+    (read,) = diagnose("omegaconf.errors.ConfigAttributeError: Key 'format' is not in struct").causes
+    assert read.fix == "+actor_rollout_ref.rollout.multi_turn.format=hermes"
+
+
+def test_an_engine_name_the_worker_does_not_build_gets_one_of_verls_registry():
+    require("verl")
+    log = ('  File "/root/verl/verl/workers/megatron_workers.py", line 285, in _build_rollout\n'
+           "    return rollout, sharding_manager\n"
+           "UnboundLocalError: local variable 'rollout' referenced before assignment\n")
+    (cause,) = diagnose(log).causes
+    assert cause.fix == "actor_rollout_ref.rollout.name=vllm"
 
 
 def test_fix_values_in_the_wrong_unit_or_direction_are_not_offered():

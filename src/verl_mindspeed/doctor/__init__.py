@@ -22,20 +22,21 @@ from ..overrides import split_override
 from ._blame import (
     Cause,
     Verdict,
-    dropped_after,
     engine_keys,
     environment,
     fields_of,
     helpless,
     hydra_key,
+    lifted_after,
     not_the_launch,
     paths_for,
     solve,
 )
-from ._log import Raised, clean, exceptions, roots
+from ._config import accessed, refused, refused_override
+from ._log import Raised, clean, exceptions, logged_launch, roots
 from ._replay import Replay, clears, replay
 from ._sites import Match, by_line, match
-from ._stack import accessed, code_access, explain, full_key
+from ._stack import code_access, explain, full_key
 
 #: At most this many distinct first raises are explained (a log of a thousand workers repeats one).
 MOST = 8
@@ -55,6 +56,8 @@ class Diagnosis:
     raised: int = 0
     """How many exceptions the log shows (every worker's, wrappers included)."""
     launch_given: bool = False
+    launch_from_log: bool = False
+    """The launch replayed is the override list Hydra printed in the log (none was given)."""
 
     @property
     def causes(self) -> list[Cause]:
@@ -72,10 +75,14 @@ def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[L
     """The diagnosis of a log; ``argv``/``source`` the launch that failed (replayed by ``check`` with ``options``:
     ``verl_version``, ``release``, ``model_config``...; ``upstream`` adds ``check --upstream``'s run to the replay)."""
     found = exceptions(text) or _known_lines(text)
+    logged = logged_launch(text) if argv is None and found else None
+    if logged is not None:  # Hydra printed the launch's overrides: replay them (a Megatron key: verl's Megatron config)
+        argv = (["--config-name=ppo_megatron_trainer"] if any(".megatron." in a or a.endswith("strategy=megatron")
+                                                              for a in logged) else []) + logged
     launch = replay(list(argv), source, upstream, **options) if argv is not None else None
     firsts = roots(found)[:MOST]
     return Diagnosis([_one(r, launch, options) for r in firsts], len(text.splitlines()), len(found),
-                     argv is not None)
+                     argv is not None, logged is not None)
 
 
 def _known_lines(text: str) -> list[Raised]:
@@ -104,8 +111,9 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     if hydra is not None:
         access = code_access(raised)
         if access is not None:
-            return accessed(full_key(raised, hydra[0]), *access, what)
-        return _hydra(full_key(raised, hydra[0]), hydra[1], what, launch, options)
+            return accessed(full_key(raised, hydra[0]), *access, what, options)
+        return refused(full_key(raised, hydra[0]), hydra[1], what, launch, options,
+                       refused_override(raised.message) or raised.type == "ConfigCompositionException")
     env = environment(raised, site)
     if env is not None:
         return Verdict("env", tr("{what}: the environment variable {var} decides it", what=what, var=env.key), [env],
@@ -117,10 +125,12 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     settable = [f for f in settable if site is None or not helpless(site, f)]  # no value of it passes: not its fault
     settable = [f for f in settable if f not in _stack_set() or (launch and _written(launch, f))]
     if site is not None and settable:
-        gone = dropped_after(site)
-        if gone:  # the setting is at fault on this release; a later one dropped the check
-            what = tr("{what} (a check {package} {release} no longer has: upgrading also removes it)", what=what,
-                      package=site.site.package, release=gone)
+        lifted = lifted_after(site)
+        if lifted:  # the setting is at fault on this release; a later one dropped or relaxed the check
+            what = tr("{what} ({package} {release} relaxes this check to accept these values: upgrading also removes "
+                      "it)", what=what, package=site.site.package, release=lifted[0]) if lifted[1] else \
+                tr("{what} (a check {package} {release} no longer has: upgrading also removes it)", what=what,
+                   package=site.site.package, release=lifted[0])
         return _settings(site, settable, what, launch, options)
     return explain(raised, site, launch) or not_the_launch(raised, site)
 
@@ -147,21 +157,6 @@ def _composition(raised: Raised, site: Optional[Match]) -> bool:
     return raised.type in ("ConfigCompositionException", "ConfigKeyError", "ConfigAttributeError",
                            "MissingMandatoryValue") or (site is not None and site.site.package in ("hydra-core",
                                                                                                    "omegaconf"))
-
-
-def _hydra(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], options: dict) -> Verdict:
-    """A key Hydra refused: the log names it; ``check`` gives the fix (on the launch, or on that one argument)."""
-    probe = launch
-    if launch is None or not launch.about([key]):
-        written = arg.lstrip("+") if arg and "=" in arg else f"{key}=null"  # Hydra's advice adds the '+'
-        probe = replay(["--config-name=ppo_megatron_trainer", written], None, **_tree_options(options))
-    found = probe.about([key]) if probe else []
-    issue = found[0] if found else None
-    confirmed = bool(issue and launch is not None and probe is launch and clears(launch, issue, **options))
-    fix = issue.override if issue else None
-    delete = bool(issue and not fix and issue.deletes)
-    return Verdict("override", what, [Cause(key, fix, confirmed, delete)], (key.rsplit(".", 1)[-1],),
-                   "confirmed" if confirmed else "likely")
 
 
 def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Replay], options: dict) -> Verdict:
@@ -208,10 +203,6 @@ def _unique(causes: list[Cause]) -> list[Cause]:
         if cause.key not in seen or (cause.fix and not seen[cause.key].fix):
             seen[cause.key] = cause
     return list(seen.values())
-
-
-def _tree_options(options: dict) -> dict:
-    return {k: v for k, v in options.items() if k in ("verl_version", "verl_config_dir", "verl_source")}
 
 
 def _what(raised: Raised, site: Optional[Match]) -> Msg:

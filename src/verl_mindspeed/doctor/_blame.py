@@ -18,7 +18,7 @@ from .. import catalog, eras
 from ..catalog import OTC, universe, verl_keys
 from ..i18n import Msg, tr
 from ._log import Raised
-from ._sites import Match, sites
+from ._sites import Match, Site, sites
 from ._solve import nearest_passing, raises, value_of
 
 ACTOR = "actor_rollout_ref.actor.megatron."
@@ -171,8 +171,8 @@ def helpless(found: Match, leaf: str) -> bool:
     expr = next((e for e in values if e.rsplit(".", 1)[-1] == leaf), None) or \
         next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
     numbers = [v for v in values.values() if isinstance(v, int) and not isinstance(v, bool)]
-    if expr is None or not numbers:
-        return False
+    if expr is None or not numbers or not re.search(rf"(?<![\w.]){re.escape(expr)}(?![\w])", site.condition):
+        return False  # the condition reads the setting through a local name (``infer_tp = ...``): it cannot be run
     top = min(4096, max(64, 4 * max(abs(n) for n in numbers)))
     probes = [True, False, *range(0, top + 1)]
     return all(raises(site.condition, site.raises_when_false, {**values, expr: v}) is True for v in probes)
@@ -224,27 +224,52 @@ def not_the_launch(raised: Raised, found: Optional[Match]) -> Verdict:
             "a collective or connection between processes failed ({message}): the network or a peer process, not a "
             "launch key", message=message.splitlines()[0][:160]), certainty="possible")
     if found is not None:
-        gone = dropped_after(found)
+        lifted = lifted_after(found)
         where = f"{found.site.file} ({found.site.package} {', '.join(found.releases[:4])})"
-        if gone:
+        if lifted:
             return Verdict("upstream", tr(
+                "raised by {where}, a check that {package} {release} relaxes to accept these values: upgrading "
+                "removes it; no launch key is at fault", where=where, package=found.site.package, release=lifted[0])
+                if lifted[1] else tr(
                 "raised by {where}, a check that {package} {release} no longer has: upgrading removes it; no "
-                "launch key is at fault", where=where, package=found.site.package, release=gone), certainty="likely")
+                "launch key is at fault", where=where, package=found.site.package, release=lifted[0]),
+                certainty="likely")
         return Verdict("upstream", tr("raised by {where} on a condition no launch key sets: {condition}", where=where,
                                       condition=found.site.condition or "-"), certainty="possible")
     return Verdict("unknown", tr("{type}: {message}", type=raised.type, message=message.splitlines()[0][:200]),
                    certainty="none")
 
 
-def dropped_after(found: Match) -> Optional[str]:
-    """The first release of the site's package, after those that have the site, that no longer raises there (for
-    packages released in one line; MindSpeed's branches are not one)."""
+def lifted_after(found: Match) -> Optional[tuple[str, bool]]:
+    """(the first later release of the site's package that does not raise on the printed values, whether it still
+    has the check in other words and only relaxes it): ``num_query_groups (2) must be a multiple of ... (8)`` in
+    megatron-core 0.15.3 is ``a multiple or divisor`` in 0.16.1, whose condition passes on 2 and 8. None when the
+    later release raises there too, or cannot be told (MindSpeed's branches are not one line of releases)."""
     if found.site.package == "mindspeed":
         return None
     have = {r for r, _ in found.site.releases}
     order = _releases_of(found.site.package)
     last = max((order.index(r) for r in have if r in order), default=None)
-    return next((r for r in order[last + 1:] if r not in have), None) if last is not None else None
+    gone = next((r for r in order[last + 1:] if r not in have), None) if last is not None else None
+    if gone is None:
+        return None
+    again = _reworded(found.site, gone)
+    if again is None:
+        return gone, False
+    values = {expr: value_of(text) for expr, text in found.bound.items()}
+    return (gone, True) if again.condition and raises(again.condition, again.raises_when_false, values) is False \
+        else None
+
+
+def _reworded(site: Site, release: str) -> Optional[Site]:
+    """The site of ``release`` that raises the same check in other words: the same function and exception type, a
+    message that opens the same way (``... not divisible by infer_tp`` -> ``... infer_world_size``)."""
+    head = site.parts[0].strip() if site.parts else ""
+    if len(head) < 8:
+        return None
+    return next((other for other in sites() if other.file == site.file and other.function == site.function and
+                 other.exception == site.exception and other.parts and other.parts[0].strip() == head and
+                 release in dict(other.releases)), None)
 
 
 @lru_cache(maxsize=None)
@@ -254,4 +279,4 @@ def _releases_of(package: str) -> tuple[str, ...]:
 
 
 __all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "helpless",
-           "hydra_key", "not_the_launch", "verl_leaves", "paths_for", "solve", "source_tree", "dropped_after"]
+           "hydra_key", "not_the_launch", "verl_leaves", "paths_for", "solve", "source_tree", "lifted_after"]

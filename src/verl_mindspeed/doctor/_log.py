@@ -10,6 +10,7 @@ handling…") keep their order: the first is the root. Ray's re-raises (``RayTas
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
@@ -194,4 +195,22 @@ def roots(found: list[Raised]) -> list[Raised]:
     return list(out.values())
 
 
-__all__ = ["Raised", "clean", "exceptions", "roots"]
+_OVERRIDES = re.compile(r"Error executing job with overrides: (?P<list>\[.*\])\s*$")
+
+
+def logged_launch(text: str) -> Optional[list[str]]:
+    """The overrides Hydra printed when the job failed (``Error executing job with overrides: [...]``): the
+    launch's own arguments, when the list is whole (a cut list would replay defaults in place of what it lost)."""
+    for _stream, line, _number in clean(text):
+        hit = _OVERRIDES.search(line)
+        if hit is None:
+            continue
+        try:
+            value = ast.literal_eval(hit.group("list"))
+        except (ValueError, SyntaxError):
+            return None
+        return [str(v) for v in value] if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
+    return None
+
+
+__all__ = ["Raised", "clean", "exceptions", "logged_launch", "roots"]

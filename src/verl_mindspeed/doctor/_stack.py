@@ -30,6 +30,7 @@ from ._blame import Cause, Verdict, verl_leaves
 from ._log import Raised
 from ._replay import Replay
 from ._sites import Match, relative
+from ._verl import release, rollout_engines
 
 #: Code paths a launch switch selects: (frame path parts, keys, the value that avoids the path, what the path is).
 _SWITCHED = (
@@ -141,10 +142,15 @@ def _dispatch(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -
     if key is None:
         return None
     name = _written(launch, key)
+    engines = [e for e in rollout_engines() if e != name]
     what = tr("{type} in verl's {function}, which builds the engine {key} names: this worker has no engine of that "
               "name{shown}; name one it builds", type=raised.type, function=function, key=key,
               shown=f" ({name})" if name else "")
-    return Verdict("override", what, [Cause(key)], (key.rsplit(".", 1)[-1],), "likely")
+    if engines:
+        what = tr("{what} (verl {release}'s rollout registry: {engines})", what=what, release=release(),
+                  engines=", ".join(engines))
+    return Verdict("override", what, [Cause(key, f"{key}={engines[0]}" if engines else None)],
+                   (key.rsplit(".", 1)[-1],), "likely")
 
 
 def _arguments(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
@@ -206,18 +212,4 @@ def code_access(raised: Raised) -> Optional[tuple[str, bool]]:
     return frames[inner - 1][1], frames[inner][1] in _WRITES
 
 
-def accessed(key: str, function: str, writes: bool, what) -> Verdict:
-    """The verdict on a key verl's own code wrote (its bug) or read (one the launch can add)."""
-    if writes:
-        return Verdict("upstream", tr("{what}: verl's {function} writes {key} into a config that takes no new keys "
-                                      "(struct mode): verl's own code, no launch key; a verl fix or release",
-                                      what=what, function=function, key=key))
-    spans = verl_keys._data()["keys"].get(key)
-    return Verdict("override", tr("{what}: verl's {function} reads {key}, which the launch's config lacks: add it "
-                                  "(+{key}=...){releases}", what=what, function=function, key=key,
-                                  releases=tr("; the verl releases whose config has it: {span}",
-                                              span=verl_keys.span(verl_keys.expand(spans))) if spans else ""),
-                   [Cause(key)], (key.rsplit(".", 1)[-1],), "possible")
-
-
-__all__ = ["MEMORY_KEY", "accessed", "batch_key", "code_access", "divisible_batch", "explain", "full_key"]
+__all__ = ["MEMORY_KEY", "batch_key", "code_access", "divisible_batch", "explain", "full_key"]

@@ -1,0 +1,97 @@
+"""A config key refused or missing: Hydra refused the launch's override, or verl's code touched a key the config
+lacks.
+
+- Hydra refused an override (``Could not override 'k'``): ``check`` on that argument gives the fix (a near miss,
+  the ``+`` form of a field verl's dataclass has). When the verl the checks read has the key and ``check`` finds
+  nothing wrong with it, the release that ran predates (or follows) the releases that have it: the argument is
+  deleted, and the message names those releases.
+- verl's own code wrote a key into a struct-mode config: verl's bug, no launch key (a verl fix or release).
+- verl's own code read a key the config lacks (or a bare ``Key 'k' is not in struct``, which no override caused):
+  the launch adds it, with the value verl's own config gives it in the release the checks read.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..catalog import verl_keys
+from ..i18n import Msg, tr
+from ..overrides import hydra_value
+from ._blame import Cause, Verdict
+from ._replay import Replay, clears, replay
+from ._verl import default, release, releases_with
+
+#: Hydra's words for an override it refused (as opposed to code reading or writing a key).
+_REFUSED = ("Could not override", "Could not append", "Could not delete")
+
+
+def refused_override(message: str) -> bool:
+    return any(word in message for word in _REFUSED)
+
+
+def refused(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], options: dict,
+            by_override: bool = True) -> Verdict:
+    """A key Hydra refused (``by_override``) or found missing: ``check`` gives the fix, else verl's config does."""
+    probe = launch
+    if launch is None or not launch.about([key]):
+        written = arg.lstrip("+") if arg and "=" in arg else f"{key}=null"  # Hydra's advice adds the '+'
+        probe = replay(["--config-name=ppo_megatron_trainer", written], None, **_tree_options(options))
+    found = probe.about([key]) if probe else []
+    issue = found[0] if found else None
+    if issue is None:
+        known = _known(key, what, options, by_override)
+        if known is not None:
+            return known
+    confirmed = bool(issue and launch is not None and probe is launch and clears(launch, issue, **options))
+    fix = issue.override if issue else None
+    delete = bool(issue and not fix and issue.deletes)
+    return Verdict("override", what, [Cause(key, fix, confirmed, delete)], (key.rsplit(".", 1)[-1],),
+                   "confirmed" if confirmed else "likely")
+
+
+def _known(key: str, what: Msg, options: dict, by_override: bool) -> Optional[Verdict]:
+    """The verdict when the verl the checks read has ``key``: the release that ran does not."""
+    version = options.get("verl_version")
+    have = releases_with(key)
+    if not have or (version and version in have):
+        return None  # the release named by --verl-version has it too: nothing to tell from the releases
+    span = verl_keys.span(have)
+    if by_override:
+        return Verdict("override", tr(
+            "{what}: verl {span} have {key}; the release that ran does not: delete the argument (or run one of those "
+            "releases)", what=what, span=span, key=key), [Cause(key, delete=True)], (key.rsplit(".", 1)[-1],),
+            "likely")
+    return added(key, what, None, options)
+
+
+def added(key: str, what: Msg, function: Optional[str], options: dict) -> Verdict:
+    """A key verl's code reads (``function``, when the frames say which) and the config of the release that ran
+    lacks: add it with the value verl's own config gives it."""
+    value = default(key, options.get("verl_version"))
+    have = releases_with(key)
+    reader = tr("verl's {function}", function=function) if function else tr("verl's code")
+    text = tr("{what}: {reader} reads {key}, which the config of the release that ran lacks: add it", what=what,
+              reader=reader, key=key)
+    if have:
+        text = tr("{text}; the verl releases whose config has it: {span}", text=text, span=verl_keys.span(have))
+    if value is not None:
+        text = tr("{text}; verl {release} gives it {value}", text=text, release=release(options.get("verl_version")),
+                  value=hydra_value(value))
+    fix = f"+{key}={hydra_value(value)}" if value is not None else None
+    return Verdict("override", text, [Cause(key, fix)], (key.rsplit(".", 1)[-1],), "likely" if fix else "possible")
+
+
+def accessed(key: str, function: str, writes: bool, what: Msg, options: dict) -> Verdict:
+    """The verdict on a key verl's own code wrote (its bug) or read (one the launch can add)."""
+    if writes:
+        return Verdict("upstream", tr("{what}: verl's {function} writes {key} into a config that takes no new keys "
+                                      "(struct mode): verl's own code, no launch key; a verl fix or release",
+                                      what=what, function=function, key=key))
+    return added(key, what, function, options)
+
+
+def _tree_options(options: dict) -> dict:
+    return {k: v for k, v in options.items() if k in ("verl_version", "verl_config_dir", "verl_source")}
+
+
+__all__ = ["accessed", "added", "refused", "refused_override"]

@@ -1,0 +1,85 @@
+"""What verl's own config and code say about a key a log names: the value verl gives it, the releases that have it,
+the rollout engines it builds.
+
+Read from the verl the checks use (the installed one, or ``--verl-version``'s tree): the config is composed as
+``check`` composes it, the rollout registry is read from ``verl/workers/rollout/base.py`` without importing verl.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+from typing import Any, Optional
+
+from ..catalog import verl_keys
+from ..errors import EvaluationError
+
+#: A value no fix line can carry: Hydra's mandatory marker, or a node rather than a leaf.
+_NO_VALUE = ("???",)
+
+
+@lru_cache(maxsize=8)
+def _tree(verl_version: Optional[str]):
+    from ..compose import compose_argv
+
+    try:
+        return compose_argv(["--config-name=ppo_megatron_trainer"], verl_version=verl_version)
+    except (EvaluationError, OSError):
+        return None
+
+
+def release(verl_version: Optional[str] = None) -> Optional[str]:
+    """The verl release whose config the doctor reads (None when none is at hand)."""
+    found = _tree(verl_version)
+    return str(found.tree.version) if found is not None else None
+
+
+def default(key: str, verl_version: Optional[str] = None) -> Optional[Any]:
+    """The scalar value verl's own config gives ``key`` (None when the config lacks it, it is mandatory, a node, or
+    an interpolation of another key)."""
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    found = _tree(verl_version)
+    if found is None:
+        return None
+    node, _, leaf = key.rpartition(".")
+    parent = OmegaConf.select(found.cfg, node) if node else found.cfg
+    if not isinstance(parent, DictConfig) or leaf not in parent:
+        return None
+    if OmegaConf.is_interpolation(parent, leaf) or OmegaConf.is_missing(parent, leaf):
+        return None
+    value = parent[leaf]
+    if isinstance(value, (DictConfig, ListConfig)) or value in _NO_VALUE or value is None:
+        return None
+    return value
+
+
+def releases_with(key: str) -> tuple[str, ...]:
+    """The verl releases whose Megatron trainer config has ``key`` (empty when none of the index has it)."""
+    spec = verl_keys._data()["keys"].get(key)
+    return verl_keys.expand(spec) if spec else ()
+
+
+@lru_cache(maxsize=8)
+def rollout_engines(verl_version: Optional[str] = None) -> tuple[str, ...]:
+    """The rollout names verl's registry builds (``_ROLLOUT_REGISTRY`` in ``verl/workers/rollout/base.py``), in
+    the registry's order; empty when that file is not at hand."""
+    found = _tree(verl_version)
+    if found is None or found.tree.root is None:
+        return ()
+    path = found.tree.root / "verl" / "workers" / "rollout" / "base.py"
+    try:
+        module = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return ()
+    for node in ast.walk(module):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "_ROLLOUT_REGISTRY" for t in targets):
+                names = [k.elts[0].value if isinstance(k, ast.Tuple) else getattr(k, "value", None)
+                         for k in node.value.keys]
+                return tuple(dict.fromkeys(n for n in names if isinstance(n, str)))
+    return ()
+
+
+__all__ = ["default", "release", "releases_with", "rollout_engines"]
