@@ -98,13 +98,16 @@ def payload(found: Diagnosis, lang: str) -> dict[str, Any]:
             "failure": kinds[0] if kinds else None,
             "not_the_launch": [say(f.verdict.what) for f in found.failures if not f.verdict.causes],
             "failures": failures, "log": {"lines": found.lines, "exceptions": found.raised},
-            "launch_replayed": found.launch_given}
+            "launch_replayed": found.launch_given, "launch_from_log": found.launch_from_log}
 
 
 def report(found: Diagnosis, path: str, lang: str, elapsed: float) -> str:
     say = lambda text: render(text, lang)  # noqa: E731
     lines = [f"verl-mindspeed doctor  |  {path}  |  " + say(trn(
         "{n} line, {k} exceptions", "{n} lines, {k} exceptions", found.lines, n=found.lines, k=found.raised)), ""]
+    if found.launch_from_log:
+        lines[-1:] = [say(tr("launch: the overrides Hydra printed in the log (Error executing job with overrides), "
+                             "replayed by check")), ""]
     if not found.failures:
         lines.append(say(tr("no exception found in the log: give the log of the run that failed (the whole of it, "
                             "or the part with its traceback)")))
