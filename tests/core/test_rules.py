@@ -381,6 +381,19 @@ CASES = [
      "the rollout's groups of TP x DP x PP = 3 x 1 x 1 devices do not divide the 8 devices it runs on (trainer.nnodes "
      "x trainer.n_gpus_per_node): verl asserts 'rollout world_size: 8 is not divisible by infer_world_size: 3' when "
      "the workers build the rollout", {"actor_rollout_ref.rollout.tensor_model_parallel_size": 2}, {}),
+    # the FSDP engine's LoRA key on the Megatron engine: no adapter, and the KL loss's reference pass fails (fed back)
+    ("megatron-lora-key", {"actor_rollout_ref.model.lora_rank": 16, AC + "use_kl_loss": True}, "error",
+     "actor_rollout_ref.model.lora_rank",
+     "actor_rollout_ref.model.lora_rank=16 builds no adapter on verl's Megatron engine, which reads LoRA from "
+     "actor_rollout_ref.model.lora.rank: every parameter trains; and the trainer takes the reference from the actor "
+     "with its adapter off (the KL loss needs it), which fails at the first reference pass (AttributeError: "
+     "'NoneType' object has no attribute 'disable_adapter')",
+     {"actor_rollout_ref.model.lora_rank": 16, "actor_rollout_ref.model.lora.rank": 16, AC + "use_kl_loss": True},
+     {}),
+    ("megatron-lora-key", {"actor_rollout_ref.model.lora_rank": 16, AC + "use_kl_loss": False}, "warning", "actor_rollout_ref.model.lora_rank",
+     "actor_rollout_ref.model.lora_rank=16 builds no adapter on verl's Megatron engine, which reads LoRA from "
+     "actor_rollout_ref.model.lora.rank: every parameter trains", {"actor_rollout_ref.model.lora.rank": 16, AC + "use_kl_loss": False},
+     {}),
     # verl 0.4/0.5 build the roles but never call repatch: the dict's MindSpeed switches do nothing there
     ("verl-no-repatch", {O + "use_fused_rmsnorm": True}, "warning", O[:-1],
      "verl 0.4.x and 0.5.x never hand override_transformer_config to MindSpeed (repatch arrived in verl 0.6.0): its "

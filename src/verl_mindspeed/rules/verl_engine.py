@@ -10,7 +10,7 @@ from .. import eras
 from ..errors import Issue
 from ..i18n import tr
 from ..model.verl_options import select as _select
-from ._base import Context, RoleView, _int, error, rule
+from ._base import Context, RoleView, _int, error, issue, rule
 
 
 @rule("verl-engine-mbridge", holds_for="verl 0.8.0 and later",
@@ -159,3 +159,36 @@ def rollout_world_divides(roles: dict[str, RoleView], ctx: Context) -> Iterable[
         "by infer_world_size: {size}' when the workers build the rollout", tp=tp, dp=dp, pp=pp, world=world,
         size=tp * dp * pp), "rollout-world-divides",
         override=f"{_ROLLOUT}tensor_model_parallel_size={fixed}" if fixed else None)
+
+
+_MODEL = "actor_rollout_ref.model."
+
+
+@rule("megatron-lora-key", scope="run", holds_for="verl 0.8.0 and later (the Megatron engine)",
+      cites="verl 0.8.0, 0.9.0, 0.9.1 verl/workers/config/megatron_peft.py get_peft_cls (model.lora.rank <= 0: no "
+            "adapter); verl/trainer/ppo/ray_trainer.py (ref_in_actor from lora.rank, else lora_rank); "
+            "verl/workers/engine/megatron/transformer_impl.py disable_adapter (self.peft_cls.disable_adapter)")
+def megatron_lora_key(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
+    """verl's Megatron engine builds LoRA from ``model.lora.rank`` only; ``model.lora_rank`` (the FSDP engine's key)
+    still makes the trainer take the reference from the actor with its adapter off, and there is no adapter: found
+    by the doctor in a public thread (a Megatron launch with ``model.lora_rank``) that no check caught."""
+    cfg = ctx.config
+    if cfg is None or "actor" not in roles or ctx.era is None or ctx.era.id != eras.ENGINE:
+        return
+    rank = _int(_select(cfg, _MODEL + "lora_rank")) or 0
+    if rank <= 0 or (_int(_select(cfg, _MODEL + "lora.rank")) or 0) > 0:
+        return
+    fix = " ".join([f"{_MODEL}lora.rank={rank}"] + (
+        ["actor_rollout_ref.actor.megatron.vanilla_mbridge=False"]  # the adapter needs Megatron-Bridge's provider
+        if roles["actor"].megatron.get("vanilla_mbridge") is True else []))
+    uses_ref = _select(cfg, "actor_rollout_ref.actor.use_kl_loss") is True or \
+        _select(cfg, "algorithm.use_kl_in_reward") is True
+    text = tr("{key}={rank} builds no adapter on verl's Megatron engine, which reads LoRA from {lora}: every "
+              "parameter trains", key=_MODEL + "lora_rank", rank=rank, lora=_MODEL + "lora.rank")
+    if uses_ref:
+        yield error(_MODEL + "lora_rank", tr(
+            "{text}; and the trainer takes the reference from the actor with its adapter off (the KL loss needs it), "
+            "which fails at the first reference pass (AttributeError: 'NoneType' object has no attribute "
+            "'disable_adapter')", text=text), "megatron-lora-key", override=fix)
+    else:
+        yield issue("warning", _MODEL + "lora_rank", text, "megatron-lora-key", override=fix)
