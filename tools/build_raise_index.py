@@ -12,6 +12,9 @@ Every ``raise X(message)`` and ``assert cond, message`` in the sources of each r
 - the fields its condition reads (``if``/``assert`` tests: ``x.attr`` -> ``attr``, ``getattr(x, "attr")`` ->
   ``attr``), the locals it reads and what they were computed from in the same function, and the fields the message
   formats;
+- the locals the condition reads that are one setting under another name (``l``: ``infer_tp`` for
+  ``self.config.rollout.tensor_model_parallel_size``, ``vp_size`` for
+  ``get_virtual_pipeline_model_parallel_world_size()``), so a value printed for the local binds the setting;
 - the condition itself (``k``) and whether it raises when the condition is false (``w``: an ``assert``, or an
   ``else`` branch) or true (an ``if``), so that values read off a message can be put back into it.
 
@@ -196,6 +199,10 @@ class _Sites(ast.NodeVisitor):
         chains = {c for c in _chains(test)} | {c for name in seen if name in self.flows[-1]
                                                for c in _chains(self.flows[-1][name])}
         entry = {"fn": ".".join(self.stack), "x": exc, "t": parts, "v": exprs, "c": fields, "line": node.lineno}
+        aliases = {name: field for name in sorted(seen) if name in self.flows[-1]
+                   for field in [_alias(self.flows[-1][name])] if field}
+        if aliases:  # a local that is one setting under another name (infer_tp = config.tensor_model_parallel_size)
+            entry["l"] = aliases
         if chains:  # which object a field is read from (rollout_config.tensor_model_parallel_size): its section
             entry["a"] = sorted(chains)[:12]
         if test is not None:  # what raises: an if's test when true (negated for its else), an assert's when false
@@ -204,6 +211,21 @@ class _Sites(ast.NodeVisitor):
             entry["k"] = ast.unparse(condition)[:400]
             entry["w"] = isinstance(node, ast.Assert) or negated
         self.found.append(entry)
+
+
+#: Objects a setting is read from: a config, its sections, the parsed arguments (not a value such as a layout
+#: object, whose ``layout.virtual_pipeline_model_parallel_size`` is derived, not the setting).
+_HOLDERS = re.compile(r"(?:self|cls|args|cfg|config|\w+_config|\w+_cfg|\w+_args|rollout|actor|ref|critic|model|"
+                      r"megatron|engine|trainer|data|algorithm)$")
+
+
+def _alias(node: ast.expr) -> Optional[str]:
+    """The setting an expression is, as it stands: ``self.config.rollout.tensor_model_parallel_size`` or
+    ``parallel_state.get_virtual_pipeline_model_parallel_world_size()``; None for anything computed."""
+    if isinstance(node, ast.Attribute):
+        holders = ast.unparse(node.value).split(".")
+        return node.attr if all(_HOLDERS.match(h) for h in holders) else None
+    return _getter(node)
 
 
 def _stringish(node: ast.expr) -> bool:
@@ -285,10 +307,21 @@ def _formatter_parse(text: str):
         return [(text, None, None, None)]
 
 
+#: ``parallel_state.get_tensor_model_parallel_world_size()`` reads the setting ``tensor_model_parallel_size``.
+_GETTER = re.compile(r"get_(?P<size>\w+_parallel)_world_size$")
+
+
+def _getter(node: ast.expr) -> Optional[str]:
+    hit = _GETTER.match(_name(node.func) or "") if isinstance(node, ast.Call) else None
+    return f"{hit.group('size')}_size" if hit else None
+
+
 def _fields(node: Optional[ast.expr]) -> Iterator[str]:
     if node is None:
         return
     for n in ast.walk(node):
+        if _getter(n):
+            yield _getter(n)
         if isinstance(n, ast.Attribute):
             yield n.attr
         elif isinstance(n, ast.Call) and _name(n.func) in ("getattr", "hasattr") and len(n.args) >= 2 and \
@@ -355,6 +388,8 @@ def build(upstream: Path, wheels: bool = True) -> dict:
                     entry.setdefault("w", site["w"])
                 if "a" in site:
                     entry.setdefault("a", site["a"])
+                if "l" in site:
+                    entry.setdefault("l", site["l"])
                 entry["r"].setdefault(release, site["line"])
                 count += 1
         built_from.append({"package": package, "release": release, "sites": count})

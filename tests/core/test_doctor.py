@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from helpers import FIXTURES, MICRO, require
+from helpers import BASIC, FIXTURES, require
 from verl_mindspeed.cli import main
 from verl_mindspeed.doctor import diagnose
 from verl_mindspeed.doctor._log import exceptions, roots
@@ -70,7 +70,7 @@ def test_without_the_launch_the_sites_own_condition_gives_the_fix():
 
 def test_with_the_launch_check_replays_it_and_confirms_the_fix(tmp_path):
     require("verl")
-    argv = ["--config-name=ppo_megatron_trainer", f"{TP}=3", *MICRO]
+    argv = ["--config-name=ppo_megatron_trainer", f"{TP}=3", *BASIC]
     found = diagnose(RAY_LOG, argv, model_config=QWEN3_8B)
     (cause,) = found.causes
     assert (cause.key, cause.confirmed) == (TP, True)
@@ -148,12 +148,15 @@ VERL_PROTOCOL = "/verl/verl/protocol.py"
 
 def test_a_range_no_value_of_the_setting_can_enter_blames_no_setting():
     """megatron-core's interleaved schedule raises when ``microbatch_group_size_per_vp_stage`` is outside
-    ``[PP, M]``; with PP=2 and M=1 that range is empty, so no value of it passes: it is not blamed."""
+    ``[PP, M]``; with PP=2 and M=1 that range is empty, so no value of it passes: it is not blamed. PP (printed
+    through its local ``pipeline_parallel_size = get_pipeline_model_parallel_world_size()``) bounds the range: a
+    possible key, with no line, since the condition reads the group size the message does not print."""
     log = ("ValueError: The number of contiguous micro-batches in a virtual pipeline stageshould range in "
            "[PP=2 , M=1]")
     found = diagnose(log)
-    assert found.causes == []
-    assert found.failures[0].verdict.kind == "upstream"
+    assert [(c.key, c.fix) for c in found.causes] == [("actor_rollout_ref.actor.megatron.pipeline_model_parallel_size",
+                                                       None)]
+    assert found.failures[0].verdict.certainty == "possible"
 
 
 def test_an_unequal_chunk_of_the_batch_blames_the_batch_with_a_divisible_value():
@@ -387,3 +390,34 @@ def test_a_cut_copy_printed_before_the_whole_raise_is_one_failure():
            "AssertionError: num_attention_heads (28) must be a multiple of tensor_model_parallel_size (8)\n")
     (root,) = roots(exceptions(log))
     assert root.message.endswith("(8)") and root.frames
+
+
+def test_a_local_that_is_a_setting_binds_its_printed_value():
+    """``vp_size = get_virtual_pipeline_model_parallel_world_size()``: the index keeps the local as the setting, so
+    the printed 12 moves VPP to the nearest size that divides the stage's 20 layers."""
+    (cause,) = diagnose("AssertionError: num_layers_per_pipeline_rank 20 should be divisible by vp_size 12").causes
+    assert cause.fix == "actor_rollout_ref.actor.megatron.virtual_pipeline_model_parallel_size=10"
+
+
+def test_a_mandatory_value_left_unset_gets_checks_line():
+    require("verl")
+    log = ("(TaskRunner pid=...) omegaconf.errors.MissingMandatoryValue: Missing mandatory value: "
+           "actor_rollout_ref.rollout.name\n(TaskRunner pid=...)     full_key: actor_rollout_ref.rollout.name\n")
+    found = diagnose(log)
+    (cause,) = found.causes
+    assert (cause.key, cause.fix) == ("actor_rollout_ref.rollout.name", "actor_rollout_ref.rollout.name=vllm")
+    assert found.failures[0].raised.stream == "TaskRunner pid=..."  # a pid the poster elided is still a prefix
+
+
+def test_a_key_a_config_dataclass_refuses_is_placed_in_its_section():
+    """OmegaConf names the dataclass, not the path: verl converts actor_rollout_ref.model into HFModelConfig. The
+    value is not in the log, so check's near miss is told in words and the argument is the fix, never a line
+    carrying a value the launch did not write."""
+    require("verl")
+    log = ("omegaconf.errors.ConfigKeyError: Key 'enable_activation_offloading' not in 'HFModelConfig'\n"
+           "    full_key: enable_activation_offloading\n    object_type=HFModelConfig\n")
+    found = diagnose(log)
+    (cause,) = found.causes
+    assert (cause.key, cause.fix, cause.delete) == ("actor_rollout_ref.model.enable_activation_offloading", None,
+                                                    True)
+    assert "did you mean 'enable_activation_offload'" in str(found.failures[0].verdict.what)

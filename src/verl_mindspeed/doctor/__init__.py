@@ -113,7 +113,8 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
         if access is not None:
             return accessed(full_key(raised, hydra[0]), *access, what, options)
         return refused(full_key(raised, hydra[0]), hydra[1], what, launch, options,
-                       refused_override(raised.message) or raised.type == "ConfigCompositionException")
+                       refused_override(raised.message) or raised.type == "ConfigCompositionException",
+                       raised.type == "MissingMandatoryValue")
     env = environment(raised, site)
     if env is not None:
         return Verdict("env", tr("{what}: the environment variable {var} decides it", what=what, var=env.key), [env],
@@ -171,7 +172,7 @@ def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repl
     for leaf in settable:
         value = solve(site, leaf)
         written = _written(launch, leaf) if launch is not None else []
-        bound = [e for e in site.bound if e.rsplit(".", 1)[-1] == leaf]
+        bound = [e for e in site.bound if e.rsplit(".", 1)[-1] in site.site.names(leaf)]
         if bound and written:  # the argument whose value the message printed
             printed = str(site.bound[bound[0]]).strip()
             written = [k for k in written if launch.value(k) == printed] or written

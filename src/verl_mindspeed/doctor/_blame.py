@@ -29,7 +29,8 @@ MODEL_FIELDS = frozenset({
     "max_position_embeddings", "moe_ffn_hidden_size", "first_k_dense_replace", "num_hidden_layers", "head_dim",
     "intermediate_size", "num_key_value_groups", "world_size", "data_parallel_size", "rank"})
 _HYDRA_KEY = re.compile(r"(?:Could not override|Key|An item is already at|Could not delete from config\.|"
-                        r"Could not append to config\. An item is already at) '(?P<key>[\w.@/-]+)'")
+                        r"Could not append to config\. An item is already at) '(?P<key>[\w.@/-]+)'"
+                        r"|Missing mandatory value:? '?(?P<missing>[\w.@/-]+)")
 _APPEND = re.compile(r"To append to your config use \+(?P<arg>\S+)")
 _ENV = re.compile(r"(?:environment variable|env var(?:iable)?|export)\s+`?(?P<var>[A-Z][A-Z0-9_]{2,})`?"
                   r"(?:[^.\n]*?(?:\bto\b|=)\s*`?(?P<value>[\w./:-]+))?", re.I)
@@ -116,7 +117,7 @@ def hydra_key(raised: Raised, found: Optional[Match]) -> Optional[tuple[str, Opt
     bound = found.bound if found else {}
     key = bound.get("override.key_or_group") or bound.get("key")
     hit = _HYDRA_KEY.search(raised.message)
-    key = key or (hit.group("key") if hit else None)
+    key = key or (hit.group("key") or hit.group("missing") if hit else None)
     if not key or not re.fullmatch(r"[\w.@/+~-]+", key):
         return None
     append = _APPEND.search(raised.message)
@@ -148,7 +149,7 @@ def solve(found: Match, leaf: str) -> Optional[Any]:
     if not site.condition:
         return None
     values = {expr: value_of(text) for expr, text in found.bound.items()}
-    expr = next((e for e in values if e.rsplit(".", 1)[-1] == leaf or e == leaf), None)
+    expr = next((e for e in values if e.rsplit(".", 1)[-1] in site.names(leaf)), None)
     if expr is not None:
         return nearest_passing(site.condition, site.raises_when_false, values, expr)
     chain = next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
@@ -168,7 +169,7 @@ def helpless(found: Match, leaf: str) -> bool:
     if not site.condition:
         return False
     values = {expr: value_of(text) for expr, text in found.bound.items()}
-    expr = next((e for e in values if e.rsplit(".", 1)[-1] == leaf), None) or \
+    expr = next((e for e in values if e.rsplit(".", 1)[-1] in site.names(leaf)), None) or \
         next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
     numbers = [v for v in values.values() if isinstance(v, int) and not isinstance(v, bool)]
     if expr is None or not numbers or not re.search(rf"(?<![\w.]){re.escape(expr)}(?![\w])", site.condition):

@@ -30,12 +30,15 @@ def refused_override(message: str) -> bool:
 
 
 def refused(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], options: dict,
-            by_override: bool = True) -> Verdict:
-    """A key Hydra refused (``by_override``) or found missing: ``check`` gives the fix, else verl's config does."""
-    probe = launch
+            by_override: bool = True, missing: bool = False) -> Verdict:
+    """A key Hydra refused (``by_override``) or found missing (absent; ``missing``: present, with no value, which
+    verl's config tree is probed with as it is): ``check`` gives the fix, else verl's config does."""
+    probe, unknown = launch, False
     if launch is None or not launch.about([key]):
-        written = arg.lstrip("+") if arg and "=" in arg else f"{key}=null"  # Hydra's advice adds the '+'
-        probe = replay(["--config-name=ppo_megatron_trainer", written], None, **_tree_options(options))
+        unknown = not (arg and "=" in arg)  # the value written is not in the log: probed with null
+        written = arg.lstrip("+") if not unknown else f"++{key}=null"  # Hydra's advice adds the '+'
+        probe = replay(["--config-name=ppo_megatron_trainer", *([] if missing else [written])], None,
+                       **_tree_options(options))
     found = probe.about([key]) if probe else []
     issue = found[0] if found else None
     if issue is None:
@@ -45,6 +48,9 @@ def refused(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], o
     confirmed = bool(issue and launch is not None and probe is launch and clears(launch, issue, **options))
     fix = issue.override if issue else None
     delete = bool(issue and not fix and issue.deletes)
+    if unknown and not missing and fix and fix.endswith("=null"):  # check's line carries the probe's value, not the
+        fix, delete = None, True  # launch's: the argument goes, and check's words say what it meant
+        what = tr("{what}: {check}", what=what, check=issue.message)
     return Verdict("override", what, [Cause(key, fix, confirmed, delete)], (key.rsplit(".", 1)[-1],),
                    "confirmed" if confirmed else "likely")
 

@@ -16,14 +16,15 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
-_PREFIX = re.compile(r"^\s*\((?P<who>[A-Za-z_][\w.:-]*)(?:\s+pid=(?P<pid>\d+))?(?:,\s*ip=\[?[\w.:]+\]?)?\)\s?")
+_PREFIX = re.compile(r"^\s*\((?P<who>[A-Za-z_][\w.:-]*)(?:\s+pid=(?P<pid>\d+|\.\.\.|…|x+|X+))?"
+                     r"(?:,\s*ip=\[?[\w.:]+\]?)?\)\s?")
 _RANK = re.compile(r"^\s*\[(?:rank|RANK)\s*\d+\]:?\s?")
 _REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>\S+))?')
 #: ``pkg.mod.SomeError: message`` (or without a message); also after a short tag (``traceback: ``, ``E   ``).
 _EXC = re.compile(r"^(?:\s*(?:E\s+|#\s*|>\s*|traceback:\s*|error:\s*|\[rank\d+\]:\s*|\S*ERROR\S*\s+)?)"
                   r"(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)"
-                  r"|KeyError|StopIteration))(?:\((?P<inner>[A-Za-z_][\w.]*)\))?(?::\s?(?P<msg>.*))?\s*$")
+                  r"|KeyError|StopIteration|MissingMandatoryValue))(?:\((?P<inner>[A-Za-z_][\w.]*)\))?(?::\s?(?P<msg>.*))?\s*$")
 _CHAIN = ("The above exception was the direct cause of the following exception",
           "During handling of the above exception, another exception occurred")
 _WRAPPERS = ("RayTaskError", "RayActorError", "ActorDiedError", "RaySystemError", "WorkerCrashedError",

@@ -40,6 +40,13 @@ class Site:
     chains: tuple[str, ...] = ()
     """The attribute chains the condition reads (``rollout_config.tensor_model_parallel_size``): which section a
     field is read from."""
+    aliases: tuple[tuple[str, str], ...] = ()
+    """Locals the condition reads that are one setting under another name: (``infer_tp``,
+    ``tensor_model_parallel_size``), (``vp_size``, ``virtual_pipeline_model_parallel_size``)."""
+
+    def names(self, leaf: str) -> tuple[str, ...]:
+        """What the condition and the message may call the setting ``leaf``: itself, and its aliases."""
+        return (leaf, *(local for local, field in self.aliases if field == leaf))
 
     @property
     def literal(self) -> int:
@@ -64,7 +71,8 @@ class Match:
 def sites() -> tuple[Site, ...]:
     data = json.loads(gzip.decompress(INDEX.read_bytes()).decode("utf-8"))
     return tuple(Site(s["p"], s["f"], s["fn"], s["x"], tuple(s["t"]), tuple(s["v"]), tuple(s["c"]),
-                      tuple(sorted(s["r"].items())), s.get("k"), bool(s.get("w", False)), tuple(s.get("a", ())))
+                      tuple(sorted(s["r"].items())), s.get("k"), bool(s.get("w", False)), tuple(s.get("a", ())),
+                      tuple(sorted(s.get("l", {}).items())))
                  for s in data["sites"])
 
 

@@ -30,7 +30,7 @@ from ._blame import Cause, Verdict, verl_leaves
 from ._log import Raised
 from ._replay import Replay
 from ._sites import Match, relative
-from ._verl import release, rollout_engines
+from ._verl import release, rollout_engines, sections_of
 
 #: Code paths a launch switch selects: (frame path parts, keys, the value that avoids the path, what the path is).
 _SWITCHED = (
@@ -188,10 +188,20 @@ _FULL_KEY = re.compile(r"full_key:\s*(?P<key>[\w.]+)")
 _WRITES = ("__setitem__", "__setattr__", "_set_value", "_set_item_impl")
 
 
+_IN_CLASS = re.compile(r"not in '(?P<cls>[A-Z]\w+)'")
+
+
 def full_key(raised: Raised, key: str) -> str:
-    """The whole path of a key a config refused: OmegaConf's ``full_key:`` line, else the one verl path ending in
-    it (any release), else the key as printed."""
+    """The whole path of a key a config refused: OmegaConf's ``full_key:`` line, else, for a key a config dataclass
+    refused (``not in 'HFModelConfig'``), the section verl converts into that class, else the one verl path ending
+    in it (any release), else the key as printed."""
     hit = _FULL_KEY.search(raised.message)
+    if hit and "." in hit.group("key") and hit.group("key").rsplit(".", 1)[-1] == key.rsplit(".", 1)[-1]:
+        return hit.group("key")
+    owner = _IN_CLASS.search(raised.message)
+    sections = sections_of(owner.group("cls")) if owner and "." not in key else ()
+    if sections:
+        return f"{sections[0]}.{key}"
     if hit and hit.group("key").rsplit(".", 1)[-1] == key.rsplit(".", 1)[-1]:
         return hit.group("key")
     if "." not in key and key not in verl_keys._data()["keys"]:

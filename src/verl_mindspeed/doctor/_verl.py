@@ -54,6 +54,28 @@ def default(key: str, verl_version: Optional[str] = None) -> Optional[Any]:
     return value
 
 
+def sections_of(cls: str, verl_version: Optional[str] = None) -> tuple[str, ...]:
+    """The config sections verl converts into the dataclass named ``cls`` (their ``_target_``), the actor's first:
+    ``HFModelConfig`` -> ``actor_rollout_ref.model``, ..."""
+    from omegaconf import DictConfig
+
+    found = _tree(verl_version)
+    out: list[str] = []
+
+    def walk(node, path: str) -> None:
+        if not isinstance(node, DictConfig):
+            return
+        if str(node.get("_target_", "")).rsplit(".", 1)[-1] == cls:
+            out.append(path)
+        for key in node.keys():
+            if isinstance(node._get_node(key), DictConfig):
+                walk(node._get_node(key), f"{path}.{key}" if path else str(key))
+
+    if found is not None:
+        walk(found.cfg, "")
+    return tuple(sorted(out, key=lambda p: (not p.startswith("actor_rollout_ref."), ".ref." in p, len(p), p)))
+
+
 def releases_with(key: str) -> tuple[str, ...]:
     """The verl releases whose Megatron trainer config has ``key`` (empty when none of the index has it)."""
     spec = verl_keys._data()["keys"].get(key)
@@ -82,4 +104,4 @@ def rollout_engines(verl_version: Optional[str] = None) -> tuple[str, ...]:
     return ()
 
 
-__all__ = ["default", "release", "releases_with", "rollout_engines"]
+__all__ = ["default", "release", "releases_with", "rollout_engines", "sections_of"]
