@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import MICRO, full_stack
+from helpers import BASIC, full_stack
 
 
 def _hypothesis_profiles() -> None:
@@ -85,7 +85,7 @@ def base_cfg():
     from verl_mindspeed.compose import compose_argv
 
     comp = compose_argv(["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo",
-                         "actor_rollout_ref.actor.use_kl_loss=True", *MICRO])
+                         "actor_rollout_ref.actor.use_kl_loss=True", *BASIC])
     return comp
 
 

@@ -83,9 +83,9 @@ def verl_base(upstream):
         import verl  # noqa: F401
     except Exception as exc:  # noqa: BLE001
         unavailable(f"verl is not importable: {exc!r}")
-    from differential import MICRO
+    from differential import BASIC
 
-    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO]
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC]
     return compose_argv(argv), argv
 
 

@@ -35,7 +35,7 @@ from typing import Any, Optional
 import sources
 import verl_side
 
-from helpers import MICRO, deep_copy  # the micro batch sizes every test launch carries (one definition)
+from helpers import BASIC, deep_copy  # the micro batch sizes every test launch carries (one definition)
 from verl_mindspeed.rules import beyond
 
 A = "actor_rollout_ref.actor.megatron"
@@ -333,7 +333,7 @@ class Judge:
         """Judge only the first this many generated configurations (and every launch file) as --upstream would."""
         self.pool = pool
         self.releases = list(releases or sources.RELEASES)
-        self.base_argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO]
+        self.base_argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC]
         self.base = compose_argv(self.base_argv)
         self.bases = {(None, None): self.base}
         self.compose_argv = compose_argv
@@ -493,7 +493,7 @@ def base_of(cfg: Config, preset: bool = True) -> list[str]:
     """The launch line a generated configuration's settings go on: its entry's Megatron config, the micro batch
     sizes a real launch sets, its preset (unless ``preset`` is false)."""
     name = ENTRIES.get(cfg.entry or "", "ppo_megatron_trainer")
-    return [f"--config-name={name}", "algorithm.adv_estimator=grpo", *MICRO,
+    return [f"--config-name={name}", "algorithm.adv_estimator=grpo", *BASIC,
             *([f"+mindspeed={cfg.preset}"] if cfg.preset and preset else [])]
 
 

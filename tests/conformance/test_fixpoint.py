@@ -21,7 +21,7 @@ from conftest import _RAN
 
 CASES = int(os.environ.get("VERL_MINDSPEED_FIXPOINT_CASES", "150"))
 RELEASE = "26.1.0_core_r0.12.1"
-BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *differential.MICRO]
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *differential.BASIC]
 
 
 @pytest.fixture(scope="module")

@@ -154,7 +154,7 @@ def test_the_callback_stops_the_launch_on_an_upstream_error_before_ray(capsys, u
     from verl_mindspeed.integrations.hydra_callback import UPSTREAM_ENV, MindSpeedCallback
 
     argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", "+mindspeed=dense",
-            f"+{OTC}.dist_train=True", *differential.MICRO]
+            f"+{OTC}.dist_train=True", *differential.BASIC]
     cfg = compose_argv(argv).cfg
     MindSpeedCallback(quiet=True, mindspeed_src=archive(RELEASE)).on_run_start(cfg)  # the hand rules pass
     assert "upstream" not in capsys.readouterr().out

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers import MICRO, ROOT
+from helpers import BASIC, ROOT
 from verl_mindspeed import catalog
 from verl_mindspeed.cli import main
 from verl_mindspeed.docs_gen import features_markdown, generated_files
@@ -134,7 +134,7 @@ def test_the_feature_table_reads_only_catalogue_data():
 def test_a_row_shows_its_state_from_another_key_of_the_dict(base_cfg, capsys):
     """The MoE alltoall row reads the dispatcher when the async-comm switch is unset: a launch that sets
     moe_token_dispatcher_type=alltoall shows it, not '-'."""
-    main(["check", "--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO,
+    main(["check", "--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC,
           "+actor_rollout_ref.actor.megatron.override_transformer_config.moe_token_dispatcher_type=alltoall"])
     row = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("MoE alltoall dispatcher"))
     states = row.split()[3:]

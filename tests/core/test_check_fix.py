@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from helpers import MICRO, require
+from helpers import BASIC, require
 from verl_mindspeed.cli import main
 
 A = "actor_rollout_ref.actor.megatron"
@@ -18,7 +18,7 @@ set -e
 TP=2
 python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer \\
     algorithm.adv_estimator=grpo \\
-    {' '.join(MICRO)} \\
+    {' '.join(BASIC)} \\
     {A}.tensor_model_parallel_size=${{TP}} \\
     actor_rollout_ref.ref.megatron.tensor_model_parallel_size=${{TP}} \\
     {A}.grad_offload=True \\
@@ -72,7 +72,7 @@ def test_deleting_the_last_argument_ends_the_command_on_the_line_before(tmp_path
 
 def test_an_args_file_gets_its_lines_replaced_deleted_and_added(tmp_path, capsys):
     path = tmp_path / "launch.args"
-    path.write_text("\n".join(["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO,
+    path.write_text("\n".join(["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC,
                                f"{A}.tensor_model_parallel_size=2", f"{A}.grad_offload=True",
                                f"+{O}.use_ascend_mc2=True"]) + "\n")
     assert main(["check", "--args-file", str(path), "--fix", "--json"]) == 0

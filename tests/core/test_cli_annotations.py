@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import MICRO, ROOT
+from helpers import BASIC, ROOT
 from verl_mindspeed.cli import main
 
 O = "actor_rollout_ref.actor.megatron.override_transformer_config."
@@ -122,7 +122,7 @@ def test_sarif_results_all_have_a_physical_location_and_rules_carry_help(base_cf
 
     monkeypatch.chdir(ROOT)
     O_ = "actor_rollout_ref.actor.megatron.override_transformer_config."
-    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", f"+{O_}use_ascend_mc2=True", *MICRO]
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", f"+{O_}use_ascend_mc2=True", *BASIC]
     assert _main(["check", "--format", "sarif", *argv]) == 1
     run = _json.loads(capsys.readouterr().out)["runs"][0]
     (result,) = run["results"]

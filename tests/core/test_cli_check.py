@@ -10,12 +10,12 @@ import sys
 import pytest
 from pytest import param
 
-from helpers import MICRO, ROOT
+from helpers import BASIC, ROOT
 from verl_mindspeed.cli import main
 from verl_mindspeed.launch import read_args_file
 
 O = "actor_rollout_ref.actor.megatron.override_transformer_config."
-BASE = ["--config-path=config", "--config-name=ppo_megatron_trainer.yaml", *MICRO]
+BASE = ["--config-path=config", "--config-name=ppo_megatron_trainer.yaml", *BASIC]
 EXAMPLES = sorted((ROOT / "examples").glob("*.args"))
 
 

@@ -8,13 +8,13 @@ import json
 import pytest
 from pytest import param
 
-from helpers import FIXTURES, MICRO, ROOT
+from helpers import BASIC, FIXTURES, ROOT
 from verl_mindspeed import __version__
 from verl_mindspeed.cli import main
 
 O = "actor_rollout_ref.actor.megatron.override_transformer_config."
 M = "actor_rollout_ref.actor.megatron."
-BASE = ["--config-path=config", "--config-name=ppo_megatron_trainer.yaml", *MICRO]
+BASE = ["--config-path=config", "--config-name=ppo_megatron_trainer.yaml", *BASIC]
 TYPO = f"+{O}use_flash_atn=True"
 FAR = f"+{O}completely_unrelated_thing=1"
 EXAMPLE = ROOT / "examples" / "qwen3_8b_dense_grpo.args"

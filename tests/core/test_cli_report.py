@@ -3,11 +3,11 @@ command, and check-files naming what it skipped."""
 
 from __future__ import annotations
 
-from helpers import MICRO, ROOT
+from helpers import BASIC, ROOT
 from verl_mindspeed.cli import main
 
 O = "actor_rollout_ref.actor.megatron.override_transformer_config."
-BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO]
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC]
 SCRIPT = ROOT / "tests" / "fixtures" / "scripts" / "one_step_off_mindspeed_npu.sh"
 
 
@@ -61,7 +61,8 @@ def test_every_command_line_problem_is_shown(capsys):
 def test_a_whole_pasted_command_is_a_launch(base_cfg, capsys):
     argv = ["check", "--json", "HYDRA_FULL_ERROR=1", "python3", "-u", "-m",
             "verl.experimental.fully_async_policy.fully_async_main",
-            "--config-name=fully_async_ppo_megatron_trainer", f"+{O}use_flash_atn=True"]
+            "--config-name=fully_async_ppo_megatron_trainer", f"+{O}use_flash_atn=True",
+            "actor_rollout_ref.rollout.name=vllm"]
     assert main(argv) == 1
     import json
 
@@ -100,7 +101,7 @@ def test_check_files_is_quiet_and_names_what_it_skipped(base_cfg, tmp_path, caps
     other.write_text("#!/bin/bash\npython3 -m sglang.launch_server --port 1\n")
     async_launch = tmp_path / "async.sh"
     async_launch.write_text("#!/bin/bash\npython3 -m verl.experimental.fully_async_policy.fully_async_main \\\n"
-                            "  --config-name=fully_async_ppo_megatron_trainer\n")
+                            "  --config-name=fully_async_ppo_megatron_trainer actor_rollout_ref.rollout.name=vllm\n")
     code = main(["check-files", str(ROOT / "examples" / "qwen3_8b_dense_grpo.args"), str(other), str(async_launch)])
     out = capsys.readouterr().out
     assert code == 0

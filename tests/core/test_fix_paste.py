@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_suggest import TUNED
 
-from helpers import FIXTURES, MICRO
+from helpers import BASIC, FIXTURES
 from verl_mindspeed import catalog
 from verl_mindspeed.catalog import universe
 from verl_mindspeed.i18n import render
@@ -144,7 +144,7 @@ def test_a_plus_fix_after_a_preset_is_plus_plus(base_cfg):
 def test_a_renamed_key_pastes_at_the_end_as_printed(base_cfg, typo):
     """A '+' key with a typo: its fix line appended to the launch as printed (the typo still in it; Hydra applies
     the overrides in order, '~typo' included) leaves no error, and the right key holds the user's value."""
-    argv = [*BASE, *MICRO, typo]
+    argv = [*BASE, *BASIC, typo]
     (issue,) = [i for i in evaluate(argv).errors if i.key == typo.lstrip("+").partition("=")[0]]
     fixed = evaluate([*argv, *shlex.split(issue.override)])
     assert not fixed.errors, [(i.key, str(i.message)) for i in fixed.errors]
@@ -158,10 +158,10 @@ def test_a_fix_for_an_argument_hydra_refuses_goes_in_its_place(base_cfg, refused
     """Hydra stops at an argument it refuses (a misspelt key without '+', '+' on a key that exists), whatever
     follows it: the issue names that argument (``replaces``), and its fix written in its place leaves no error,
     where the same fix pasted after it would not help."""
-    argv = [*BASE, *MICRO, refused]
+    argv = [*BASE, *BASIC, refused]
     (issue,) = [i for i in evaluate(argv).errors if i.replaces]
     assert issue.replaces == refused and issue.override
-    assert not evaluate([*BASE, *MICRO, *shlex.split(issue.override)]).errors
+    assert not evaluate([*BASE, *BASIC, *shlex.split(issue.override)]).errors
     assert evaluate([*argv, *shlex.split(issue.override)]).errors
 
 
@@ -170,12 +170,12 @@ def test_a_misspelt_key_without_plus_is_said_to_stop_hydra_not_verl(base_cfg, la
     """Without '+', a misspelt key of verl's tree never reaches verl: Hydra stops at it. The message says that
     first, and why '+' would not help (verl's dataclass has no such field); 'verl stops with TypeError' alone
     was what the message said, which is what happens only with '+'."""
-    res = evaluate([*BASE, *MICRO, "algorithm.adv_estimatr=grpo"])
+    res = evaluate([*BASE, *BASIC, "algorithm.adv_estimatr=grpo"])
     (issue,) = [i for i in res.errors if i.key == "algorithm.adv_estimatr"]
     text = render(issue.message, lang)
     assert text.startswith("Hydra") and "algorithm.adv_estimatr=grpo" in text and "AlgoConfig" in text, text
     assert issue.override == "algorithm.adv_estimator=grpo" and issue.replaces == "algorithm.adv_estimatr=grpo"
-    with_plus = evaluate([*BASE, *MICRO, "+algorithm.adv_estimatr=grpo"]).errors
+    with_plus = evaluate([*BASE, *BASIC, "+algorithm.adv_estimatr=grpo"]).errors
     (plus,) = [i for i in with_plus if i.key == "algorithm.adv_estimatr"]
     assert str(plus.message).startswith("verl 0.9.1 converts 'algorithm' into AlgoConfig"), str(plus.message)
 
@@ -185,7 +185,7 @@ def test_megatron_keys_on_the_fsdp_config_are_one_error_whose_fix_composes_the_m
     override_transformer_config ones included, was its own error whose advice was to delete it; they are one
     error whose fix composes the Megatron trainer, and a top-level choice written under a section
     (actor_rollout_ref.actor.model_engine) is moved to the top level."""
-    fsdp = ["algorithm.adv_estimator=grpo", *MICRO, "actor_rollout_ref.actor.model_engine=megatron",
+    fsdp = ["algorithm.adv_estimator=grpo", *BASIC, "actor_rollout_ref.actor.model_engine=megatron",
             f"{M}.tensor_model_parallel_size=2", f"{M}.param_offload=True", f"{O}.recompute_granularity=selective"]
     res = evaluate(fsdp)
     fixes = {i.rule: i for i in res.errors}
@@ -202,7 +202,7 @@ def test_a_role_size_fix_does_not_follow_a_warnings_fix(base_cfg):
     the groups without VPP: the critic is aligned on the actor's VPP 2, not on the warning's null, which the
     2,000-launch fix-point run showed looping (critic VPP null, the actor's VPP 2 still differing)."""
     model = str(FIXTURES / "models" / "Qwen3-0.6B")
-    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", *MICRO,
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", *BASIC,
             "critic.ppo_micro_batch_size_per_gpu=1", f"{M}.pipeline_model_parallel_size=2",
             f"{M}.virtual_pipeline_model_parallel_size=2", "critic.megatron.pipeline_model_parallel_size=2"]
     (issue,) = evaluate(argv, model_config=model).errors
@@ -217,7 +217,7 @@ def test_a_stage_size_another_roles_dict_sets_counts_at_pp_2(base_cfg):
     ZeroDivisionError in the actor's TransformerConfig). The error says so and its fix nulls the leaked size in the
     actor's dict, which wins over the namespace; on megatron-core 0.16 (core_r0.16.0) nothing fails."""
     model = str(FIXTURES / "models" / "Qwen3-0.6B")  # 28 layers
-    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", *MICRO,
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", *BASIC,
             "critic.ppo_micro_batch_size_per_gpu=1", f"{M}.pipeline_model_parallel_size=2",
             "critic.megatron.pipeline_model_parallel_size=2", f"++{O}.num_layers_in_last_pipeline_stage=13",
             "++critic.megatron.override_transformer_config.num_layers_in_first_pipeline_stage=15"]
@@ -234,7 +234,7 @@ def test_an_uneven_split_fix_uses_the_key_another_role_sets(base_cfg):
     the actor's dict already uses (last stage 30), not the first stage 31, which with the actor's last-stage size
     would fail at PP=2 (the fix-point run's gen-0787 took three rounds that way)."""
     model = str(FIXTURES / "models" / "DeepSeek-V3")  # 61 layers
-    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", *MICRO,
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", *BASIC,
             "critic.ppo_micro_batch_size_per_gpu=1", f"{M}.pipeline_model_parallel_size=2",
             "critic.megatron.pipeline_model_parallel_size=2", f"++{O}.num_layers_in_last_pipeline_stage=30"]
     (issue,) = [i for i in evaluate(argv, model_config=model).errors if i.rule == "model-layers-pp"]
@@ -248,7 +248,7 @@ def test_the_allgather_overlap_on_a_moe_model_is_dropped_not_cycled(base_cfg):
     variable_seq_lengths=True verl builds with: the fix drops the overlap (it proposed allgather, whose own rule
     then proposed alltoall, and back: a cycle the 2,000-launch fix-point run found)."""
     model = str(FIXTURES / "models" / "Qwen3-30B-A3B")
-    argv = [*BASE, *MICRO, f"+{O}.moe_allgather_overlap_comm=True"]
+    argv = [*BASE, *BASIC, f"+{O}.moe_allgather_overlap_comm=True"]
     first = evaluate(argv, model_config=model)
     assert [(i.rule, i.override) for i in first.errors] == [
         ("moe-allgather-overlap", f"++{O}.moe_allgather_overlap_comm=False")]
@@ -258,7 +258,7 @@ def test_the_allgather_overlap_on_a_moe_model_is_dropped_not_cycled(base_cfg):
 def test_a_dict_size_fix_follows_the_engine_size_fixed_in_the_same_report(base_cfg):
     """The dict's EP is aligned on the engine's EP as fixed by the same report (the device count refuses EP 4 on
     2 devices), not on the engine's EP as written: the two fixes pasted together agree."""
-    argv = [*BASE, *MICRO, "trainer.n_gpus_per_node=2", f"{M}.expert_model_parallel_size=4",
+    argv = [*BASE, *BASIC, "trainer.n_gpus_per_node=2", f"{M}.expert_model_parallel_size=4",
             f"++{O}.expert_model_parallel_size=1"]
     res = evaluate(argv)
     fixes = {i.rule: i.override for i in res.errors}
@@ -270,11 +270,11 @@ def test_overrides_apply_in_order_as_hydra_applies_them(base_cfg):
     """A key added then deleted on the same line is gone, not an error; deleted twice, the second '~' fails, as in
     Hydra. With another override Hydra refuses on the line, each is screened in the order Hydra applies them."""
     added_and_gone = [f"+{M}.foo=1", f"~{M}.foo"]
-    assert not evaluate([*BASE, *MICRO, *added_and_gone]).errors
+    assert not evaluate([*BASE, *BASIC, *added_and_gone]).errors
     refused = f"+{M}.tensor_model_parallel_size=2"  # it exists: '+' fails
-    res = evaluate([*BASE, *MICRO, *added_and_gone, refused])
+    res = evaluate([*BASE, *BASIC, *added_and_gone, refused])
     assert [(i.key, i.rule) for i in res.errors] == [(f"{M}.tensor_model_parallel_size", "hydra-append")]
-    res = evaluate([*BASE, *MICRO, *added_and_gone, f"~{M}.foo", refused])
+    res = evaluate([*BASE, *BASIC, *added_and_gone, f"~{M}.foo", refused])
     assert {(i.key, i.rule) for i in res.errors} == {(f"{M}.tensor_model_parallel_size", "hydra-append"),
                                                      (f"{M}.foo", "hydra-delete")}
 
@@ -398,7 +398,7 @@ def test_interacting_fixes_reach_no_error_in_one_round(base_cfg, case):
 def test_a_layout_no_single_size_can_fit_shrinks_to_the_devices(base_cfg):
     """TP 4 x CP 4 on 2 devices: no one size can change enough, so the fix sets CP to 1 and TP to the largest size
     the 2 devices and the model allow, instead of leaving the error without a fix (found by the fix-point run)."""
-    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO, "trainer.n_gpus_per_node=2",
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC, "trainer.n_gpus_per_node=2",
             f"{M}.tensor_model_parallel_size=4", f"{M}.context_parallel_size=4"]
     kw = {"model_config": str(FIXTURES / "models" / "Qwen3-8B"), "release": "26.1.0_core_r0.12.1"}
     first = evaluate(argv, **kw)
@@ -413,7 +413,7 @@ def test_a_layout_no_single_size_can_fit_shrinks_to_the_devices(base_cfg):
 def test_batch_sizes_verl_refuses_get_the_nearest_sizes_that_pass(base_cfg, train, mini, n, nodes):
     """Every batch-divisibility error has a fix; pasted together they clear them all (the mini batch first: it
     bounds the train batch), and the sizes move no further than they must."""
-    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO,
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC,
             "trainer.n_gpus_per_node=8", f"trainer.nnodes={nodes}", f"data.train_batch_size={train}",
             f"actor_rollout_ref.actor.ppo_mini_batch_size={mini}", f"actor_rollout_ref.rollout.n={n}"]
     found = [i for i in evaluate(argv).errors if i.rule == "batch-divisibility"]
@@ -431,9 +431,9 @@ def test_a_value_far_from_every_choice_gets_the_one_it_names(base_cfg, written, 
     """A name MindSpeed's docs give a choice, and a fraction where an integer goes, are value errors whose fix is the
     choice or the nearest integer; pasted, the value error is gone."""
     otc = "actor_rollout_ref.actor.megatron.override_transformer_config"
-    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO, f"+{otc}.{written}",
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC, f"+{otc}.{written}",
             f"+{otc}.recompute_granularity=full", f"+{otc}.recompute_method=uniform"] if "recompute" in written else \
-        ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO, f"+{otc}.{written}"]
+        ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC, f"+{otc}.{written}"]
     (issue,) = [i for i in evaluate(argv).errors if i.rule == "value"]
     assert issue.override == f"++{otc}.{fixed}"
     assert not [i for i in evaluate([*argv, issue.override]).errors if i.rule == "value"]
@@ -441,7 +441,7 @@ def test_a_value_far_from_every_choice_gets_the_one_it_names(base_cfg, written, 
 
 def test_noop_layers_with_a_stray_item_keeps_its_digits(base_cfg):
     otc = "actor_rollout_ref.actor.megatron.override_transformer_config"
-    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO, f"+{otc}.noop_layers='a,1'"]
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC, f"+{otc}.noop_layers='a,1'"]
     (issue,) = [i for i in evaluate(argv).errors if i.rule == "noop-layers-format"]
     assert issue.override == f"'++{otc}.noop_layers=\"1\"'"
     assert not [i for i in evaluate([*argv, *shlex.split(issue.override)]).errors if i.rule == "noop-layers-format"]
@@ -457,7 +457,7 @@ def test_a_fix_for_a_role_that_inherits_the_actors_dict_keeps_the_inheritance(ba
     import fixpoint
 
     ref = "actor_rollout_ref.ref.megatron"
-    argv = [*BASE, *MICRO, f"{M}.tensor_model_parallel_size=4", f"{M}.expert_model_parallel_size=2",
+    argv = [*BASE, *BASIC, f"{M}.tensor_model_parallel_size=4", f"{M}.expert_model_parallel_size=2",
             f"{ref}.expert_model_parallel_size=2", f"{ref}.tensor_model_parallel_size=2", f"+{O}.use_flash_attn=True",
             f"+{O}.moe_grouped_gemm=True", f"+{O}.tensor_model_parallel_size=4"]
     check = lambda a: evaluate(a, model_config=str(FIXTURES / "models" / "Qwen3-30B-A3B"))  # noqa: E731

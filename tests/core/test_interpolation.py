@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from helpers import MICRO
+from helpers import BASIC
 from verl_mindspeed.cli import main
 
-BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO]
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC]
 TP = "actor_rollout_ref.actor.megatron.tensor_model_parallel_size"
 
 

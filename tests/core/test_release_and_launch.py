@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from helpers import MICRO, ROOT
+from helpers import BASIC, ROOT
 from verl_mindspeed.catalog import universe
 from verl_mindspeed.cli import main
 from verl_mindspeed.rules import RULES
 
-BASE = ["--config-path=config", "--config-name=ppo_megatron_trainer.yaml", "algorithm.adv_estimator=grpo", *MICRO]
+BASE = ["--config-path=config", "--config-name=ppo_megatron_trainer.yaml", "algorithm.adv_estimator=grpo", *BASIC]
 O = "actor_rollout_ref.actor.megatron.override_transformer_config."
 M = "actor_rollout_ref.actor.megatron."
 MC2 = [f"{M}tensor_model_parallel_size=2", "actor_rollout_ref.ref.megatron.tensor_model_parallel_size=2",

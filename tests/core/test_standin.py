@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from helpers import MICRO, require
+from helpers import BASIC, require
 from verl_mindspeed.cli import main
 from verl_mindspeed.errors import EvaluationError
 from verl_mindspeed.launch import evaluate
 
 OTC = "actor_rollout_ref.actor.megatron.override_transformer_config"
 MEGATRON = ["actor_rollout_ref.actor.strategy=megatron", "critic.strategy=megatron",
-            "algorithm.adv_estimator=grpo", *MICRO]
+            "algorithm.adv_estimator=grpo", *BASIC]
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from helpers import MICRO
+from helpers import BASIC
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
 from verl_mindspeed.compose import Composition, compose_argv, era_of_tree
 from verl_mindspeed.resolver import Resolution, inject, resolve
@@ -32,7 +32,7 @@ BASE = [
     "algorithm.adv_estimator=gae",
     "trainer.nnodes=1",
     "trainer.n_gpus_per_node=8",
-    *MICRO,
+    *BASIC,
 ]
 
 

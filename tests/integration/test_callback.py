@@ -11,14 +11,14 @@ import pytest
 from _preset_cases import launch, require
 from omegaconf import OmegaConf, open_dict
 
-from helpers import MICRO
+from helpers import BASIC
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
 from verl_mindspeed.compose import compose_argv
 from verl_mindspeed.integrations.hydra_callback import MindSpeedCallback
 
 A, R, C = (ROLE_PREFIXES[r] for r in ("actor", "ref", "critic"))
 BASE = ["--config-name=ppo_megatron_trainer", "actor_rollout_ref.actor.use_kl_loss=True",
-        "algorithm.adv_estimator=gae", *MICRO]
+        "algorithm.adv_estimator=gae", *BASIC]
 BAD = f"+{A}.{OTC}.recompute_granularity=full"
 
 
@@ -82,7 +82,7 @@ def test_the_callback_imports_neither_torch_nor_verl():
         "import sys\n"
         "from verl_mindspeed.compose import compose_argv\n"
         "from verl_mindspeed.integrations.hydra_callback import MindSpeedCallback\n"
-        f"cfg = compose_argv(['--config-name=ppo_megatron_trainer', '+mindspeed=dense', *{MICRO!r}]).cfg\n"
+        f"cfg = compose_argv(['--config-name=ppo_megatron_trainer', '+mindspeed=dense', *{BASIC!r}]).cfg\n"
         "MindSpeedCallback(quiet=True).on_run_start(cfg)\n"
         "heavy = sorted(m for m in ('torch', 'verl', 'ray', 'megatron.core') if m in sys.modules)\n"
         "assert not heavy, heavy\n"

@@ -10,14 +10,14 @@ import _guard_ray_side
 import pytest
 from omegaconf import OmegaConf
 
-from helpers import MICRO, require
+from helpers import BASIC, require
 from verl_mindspeed.compose import compose_argv
 from verl_mindspeed.integrations import guard
 from verl_mindspeed.integrations.hydra_callback import MindSpeedCallback
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parents[1] / "src"
-BASE = ["--config-name=ppo_megatron_trainer", "+mindspeed=validate", *MICRO]
+BASE = ["--config-name=ppo_megatron_trainer", "+mindspeed=validate", *BASIC]
 ENV_PATH = "ray_kwargs.ray_init.runtime_env.env_vars." + guard.ENV
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from pytest import param
 
-from helpers import FIXTURES, MICRO, ROOT, full_stack
+from helpers import BASIC, FIXTURES, ROOT, full_stack
 from verl_mindspeed.catalog import verl_keys
 from verl_mindspeed.cli import main
 from verl_mindspeed.compose import _trees
@@ -46,7 +46,7 @@ def check(capsys, *argv: str, env=None) -> tuple[int, dict]:
     old = {k: os.environ.get(k) for k in (env or {})}
     os.environ.update(env or {})
     try:
-        code = main(["check", "--json", *argv, *MICRO])
+        code = main(["check", "--json", *argv, *BASIC])
     finally:
         for k, v in old.items():
             os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)

@@ -12,7 +12,7 @@ import pytest
 from _preset_cases import after_preset, corpus_argv, require
 from omegaconf import OmegaConf
 
-from helpers import MICRO
+from helpers import BASIC
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
 from verl_mindspeed.integrations import launcher
 from verl_mindspeed.integrations.hydra_callback import INSTALL_OVERRIDE
@@ -81,7 +81,7 @@ def test_another_hydra_entry_through_the_environment(tmp_path):
     env = {**os.environ, "VERL_MINDSPEED_ENTRY": "fake_recipe",
            "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     argv = [sys.executable, "-m", "verl_mindspeed.main_ppo", "algorithm.adv_estimator=gae", ALIAS,
-            f"+{A}.{OTC}.moe_token_dispatcher_type=alltoall", "+mindspeed=memory_saving", *MICRO]
+            f"+{A}.{OTC}.moe_token_dispatcher_type=alltoall", "+mindspeed=memory_saving", *BASIC]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     import json

@@ -8,7 +8,7 @@ import pytest
 from _preset_cases import CASES, ROOT, after_preset, corpus_argv, launch, require
 from omegaconf import OmegaConf
 
-from helpers import MICRO
+from helpers import BASIC
 from verl_mindspeed import presets
 from verl_mindspeed.catalog import OTC, ROLE_PREFIXES
 from verl_mindspeed.compose import compose_argv
@@ -19,7 +19,7 @@ A, R = ROLE_PREFIXES["actor"], ROLE_PREFIXES["ref"]
 PRESETS = sorted(CASES)
 BASE = ["--config-name=ppo_megatron_trainer", "actor_rollout_ref.actor.use_kl_loss=True",
         "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2", "critic.megatron.tensor_model_parallel_size=2",
-        *MICRO]
+        *BASIC]
 
 
 @pytest.fixture(autouse=True)
@@ -129,7 +129,7 @@ def test_a_typo_in_the_preset_name_fails_loudly(typo, near):
 
 def test_mc2_needs_tensor_parallelism():
     # MindSpeed 26.1.0 raises (core_r0.16.0 warns), on megatron-core 0.12.1, where only mbridge builds the model
-    res = evaluate(["--config-name=ppo_megatron_trainer", "+mindspeed=mc2", *MICRO,
+    res = evaluate(["--config-name=ppo_megatron_trainer", "+mindspeed=mc2", *BASIC,
                     "actor_rollout_ref.actor.megatron.vanilla_mbridge=True", "critic.megatron.vanilla_mbridge=True"],
                    release="26.1")
     assert {i.key.rsplit(".", 1)[-1] for i in res.errors} == {"tensor_model_parallel_size", "sequence_parallel"}

@@ -12,11 +12,11 @@ import dataclasses
 import pytest
 from omegaconf import OmegaConf
 
-from helpers import MICRO, require
+from helpers import BASIC, require
 from verl_mindspeed.launch import evaluate
 
 BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo",
-        "actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.rollout.name=vllm", *MICRO]
+        "actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.rollout.name=vllm", *BASIC]
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from _preset_cases import ROOT, require
 
-from helpers import MICRO
+from helpers import BASIC
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_the_installed_wheel_is_what_runs_and_hydra_discovers_it(venv):
 def test_check_with_a_preset_from_the_installed_wheel(venv, tmp_path):
     require("verl")
     proc = subprocess.run([str(venv / "bin" / "verl-mindspeed"), "check", "--config-name=ppo_megatron_trainer",
-                           "+mindspeed=dense", *MICRO], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+                           "+mindspeed=dense", *BASIC], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Fused RMSNorm" in proc.stdout and "OK: 0 errors" in proc.stdout
     rmsnorm = next(line for line in proc.stdout.splitlines() if line.startswith("Fused RMSNorm"))
@@ -79,7 +79,7 @@ def test_check_with_a_preset_from_the_installed_wheel(venv, tmp_path):
     assert all(name in listing for name in ("validate", "dense", "moe", "long_context", "memory_saving", "mla_moe",
                                             "mc2"))
     chinese = subprocess.run([str(venv / "bin" / "verl-mindspeed"), "check", "--lang", "zh",
-                              "--config-name=ppo_megatron_trainer", "+mindspeed=dense", *MICRO], capture_output=True,
+                              "--config-name=ppo_megatron_trainer", "+mindspeed=dense", *BASIC], capture_output=True,
                              text=True, timeout=120, cwd=tmp_path).stdout
     assert "融合 RMSNorm" in chinese and "0 个错误" in chinese  # the compiled catalogue ships in the wheel
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from helpers import FIXTURES, MICRO
+from helpers import BASIC, FIXTURES
 from verl_mindspeed.cli import main
 
 O = "actor_rollout_ref.actor.megatron.override_transformer_config."
 M = "actor_rollout_ref.actor.megatron."
-BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *MICRO]
+BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC]
 MOONLIGHT = FIXTURES / "models" / "Moonlight-16B-A3B-Instruct"
 QWEN3_06B = FIXTURES / "models" / "Qwen3-0.6B"
 

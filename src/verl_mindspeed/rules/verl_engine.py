@@ -192,3 +192,35 @@ def megatron_lora_key(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issu
             "'disable_adapter')", text=text), "megatron-lora-key", override=fix)
     else:
         yield issue("warning", _MODEL + "lora_rank", text, "megatron-lora-key", override=fix)
+
+
+@rule("verl-mandatory-value", scope="run", holds_for="verl 0.7.0 and later (rollout.name is '???' in rollout.yaml)",
+      cites="verl 0.7.0 to 0.9.1 verl/trainer/config/rollout/rollout.yaml (name: ???); OmegaConf raises "
+            "MissingMandatoryValue when verl's TaskRunner reads the key")
+def mandatory_values(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
+    """A key verl's config leaves '???' (mandatory) that the launch does not set: the first read of it in the
+    TaskRunner stops the run (a section switched off, ``enable: False``, is never read). Found by the doctor in a
+    public thread (a quickstart command without ``rollout.name``)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    def missing(node, path: str, live: bool):
+        if not isinstance(node, DictConfig):
+            return
+        live = live and node.get("enable", True) is not False if "enable" in node else live
+        for key in node.keys():
+            where = f"{path}.{key}" if path else str(key)
+            if OmegaConf.is_missing(node, key):
+                if live:
+                    yield where
+            elif not OmegaConf.is_interpolation(node, key):
+                yield from missing(node._get_node(key), where, live)
+
+    if ctx.config is None or "actor" not in roles:
+        return
+    for key in missing(ctx.config, "", True):
+        engine = key.endswith("rollout.name")  # verl 0.9.1's rollout registry: vllm, sglang, trtllm
+        yield error(key, tr("{key} has no value ('???' in verl's config) and the launch does not set it: verl stops "
+                            "with MissingMandatoryValue when it reads it", key=key), "verl-mandatory-value",
+                    override=f"{key}=vllm" if engine else None,
+                    hint=tr("the rollout engines verl builds: vllm (vllm-ascend on Ascend), sglang, trtllm")
+                    if engine else "")
