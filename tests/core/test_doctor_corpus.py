@@ -24,8 +24,12 @@ def test_the_doctor_reads_every_real_failure_and_the_page_says_what_it_found():
     assert len(rows) >= 40 and not [r.folder for r in rows if r.result == "crash"]
     for row in rows:  # every cause the doctor names is a key or a variable, never a blank or a sentence
         assert all(k and " " not in k for k in row.named), row.folder
-    figures = tool.summary()
-    assert figures["clean"] >= figures["nofault"] - 1  # the one it blames (a check a later release dropped) is listed
+    # the established no-fault failures it blames a key for, each explained in docs/doctor.md: a check megatron-core
+    # 0.16.1 relaxed (MindSpeed's own copy of it still raises on every branch), and a layout/VPP conflict whose
+    # layout another project's recipe wrote (in a verl launch both are the launch's keys)
+    assert sorted(r.folder for r in rows if r.result == "blamed") == [
+        "megatron_bridge_1502_dsv3_vpp_conflicts_with_pp_layout",
+        "ms_swift_8219_num_query_groups_multiple_of_tp_mcore015"]
     for lang, page in tool.PAGES.items():
         assert page.read_text(encoding="utf-8") == tool.page(lang), \
             f"{page.relative_to(ROOT)} drifted: run python tools/doctor_corpus.py"
