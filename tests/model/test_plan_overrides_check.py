@@ -57,7 +57,7 @@ def test_planned_layouts_pass_check(base_cfg, capsys, model, nnodes, per_node, f
                 "actor_rollout_ref.actor.use_kl_loss=True", f"trainer.nnodes={nnodes}",
                 f"trainer.n_gpus_per_node={per_node}", "data.train_batch_size=64",
                 "actor_rollout_ref.actor.ppo_mini_batch_size=64", "actor_rollout_ref.actor.use_dynamic_bsz=True",
-                *layout["overrides"]]
+                "actor_rollout_ref.rollout.name=vllm", *layout["overrides"]]
         extra = ["--mindspeed-release", release] if release else []
         code = main(["check", "--json", "--model-config", path, *extra, *argv])
         data = json.loads(capsys.readouterr().out)

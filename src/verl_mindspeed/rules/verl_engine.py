@@ -204,11 +204,13 @@ def mandatory_values(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue
     from omegaconf import DictConfig, OmegaConf
 
     def missing(node, path: str, live: bool):
-        if not isinstance(node, DictConfig):
+        if not isinstance(node, DictConfig) or node._is_none() or node._is_missing() or node._is_interpolation():
             return
         live = live and node.get("enable", True) is not False if "enable" in node else live
         for key in node.keys():
             where = f"{path}.{key}" if path else str(key)
+            if where == "hydra":  # Hydra's own node (a config composed as its app runs): not verl's
+                continue
             if OmegaConf.is_missing(node, key):
                 if live:
                     yield where
