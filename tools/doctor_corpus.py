@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT / "src"))
 FAILURES = ROOT / "tests" / "fixtures" / "failures"
 PAGES = {"en": ROOT / "docs" / "doctor-corpus.md", "zh": ROOT / "docs" / "zh" / "doctor-corpus.md"}
 NO_FAULT = ("version-skew", "env", "resource", "upstream-bug")
-#: Failures gathered from threads the doctor had not seen, run as gathered before any rule changed for them
-#: (docs/doctor.md has that first run); the page gives their figures apart as well.
+#: Failures gathered from threads the doctor had not seen, in rounds, each run as gathered before any rule changed
+#: for it (docs/doctor.md has those first runs); the page gives their figures apart as well.
 HELD_OUT = frozenset({
     "megatron_bridge_1502_dsv3_vpp_conflicts_with_pp_layout",
     "megatron_bridge_650_nemotronh_tp_comm_overlap_cuda_multicast",
@@ -38,14 +38,22 @@ HELD_OUT = frozenset({
     "megatron_lm_pr6286_layerwise_distopt_grad_reduce_handle_assert",
     "mindspeed_llm_7_hcclopmodesetfeature_importerror",
     "ms_swift_pr9814_npu_cp_gdn_tensor_a2a_importerror",
+    "verl_1108_dapo_num_gen_batches_ge_max_num_gen_batches",
+    "verl_145_seq_balance_missing_micro_batch_typeerror",
     "verl_331_main_generation_actor_not_in_struct",
+    "verl_3358_multinode_ray_init_local_cluster_gpus_16_lt_32",
     "verl_3431_npu_mindspeed_args_not_initialized",
+    "verl_4262_rollout_n_could_not_override_key_n_not_in_struct",
+    "verl_4495_rollout_mode_sync_removed_valueerror",
     "verl_4672_enable_activation_offloading_not_in_hfmodelconfig",
     "verl_4815_npu_mbridge_with_vpp_indexerror",
     "verl_6627_mbridge_unregistered_qwen3_5_moe",
     "verl_700_tensordict_forkingpickler_torch26",
     "verl_7624_chunked_prefill_false_vllm024_validationerror",
+    "verl_pr259_max_num_batched_tokens_lt_max_model_len",
     "verl_pr2905_missing_rollout_name_mandatory_value",
+    "verl_pr4910_plus_enable_activation_offload_already_in_config",
+    "verl_pr820_plus_val_before_train_could_not_append",
 })
 
 
@@ -63,7 +71,8 @@ TEXT = {
                  "no key at fault blame none."),
         "head": "| folder | thread | exception | thread's cause | at fault (thread) | doctor | result |",
         "summary": ("**{hits} of {faults}** established failures with a key at fault get it named ({rate}), "
-                    "{fixed} of them with a fix (a line to paste, or the argument to delete); "
+                    "{fixed} of them with a fix (a line to paste, or the argument to delete where the thread sets no "
+                    "value); "
                     "**{clean} of {nofault}** established failures with no key at fault blame none; "
                     "{crashes} logs made the doctor fail. Over all {total} logs: exit 0 (a cause) {zero}, exit 1 "
                     "(not placed) {one}, exit 2 (no exception in the excerpt) {two}."),
@@ -81,7 +90,7 @@ TEXT = {
                  "被指出，{fixed} 个带有修复；没有键出错的 {nofault} 个中 {clean} 个没有归咎任何键。"),
         "head": "| 目录 | 讨论串 | 异常 | 讨论确立的原因 | 出错的键（讨论） | doctor | 结果 |",
         "summary": ("在原因已确立、且有键出错的失败中，**{hits} / {faults}** 被指出了该键（{rate}），其中 {fixed} 个"
-                    "带有修复（可粘贴的一行，或要删除的参数）；"
+                    "带有修复（可粘贴的一行，或在讨论未给出取值时要删除的参数）；"
                     "在原因已确立、且没有键出错的失败中，**{clean} / {nofault}** 没有归咎任何键；"
                     "有 {crashes} 个日志使 doctor 失败。全部 {total} 个日志中：退出码 0（找到原因）{zero} 个，"
                     "退出码 1（未定位）{one} 个，退出码 2（摘录中没有异常）{two} 个。"),
@@ -99,7 +108,8 @@ class Row:
     named: tuple[str, ...]
     result: str
     fixed: bool = False
-    """The cause naming the thread's key comes with a fix (a line, or the argument to delete)."""
+    """The cause naming the thread's key comes with a fix: a line, or the argument to delete where the thread's own
+    fix sets no value (a deletion loses the value a thread's ``key=value`` keeps)."""
 
 
 def _leaf(key: str) -> str:
@@ -124,7 +134,9 @@ def rows() -> tuple[Row, ...]:
         try:
             found = diagnose(text, source.argv if source else None, source)
             code, named = found.exit_code, tuple(c.key for c in found.causes)
-            with_fix = {_leaf(c.key) for c in found.causes if c.fix or c.delete}
+            keeps = {_leaf(a[k]) for a in meta["at_fault"] for k in ("key", "verl") if a.get(k) and a.get("fix")}
+            # a deletion fixes a key the thread gives no value for; where the thread's fix keeps a value, it loses it
+            with_fix = {_leaf(c.key) for c in found.causes if c.fix or (c.delete and _leaf(c.key) not in keeps)}
         except Exception:  # noqa: BLE001 - counted, never hidden
             code, named, with_fix = -1, (), set()
         want = {_leaf(a[k]) for a in meta["at_fault"] for k in ("key", "verl") if a.get(k)}

@@ -421,3 +421,48 @@ def test_a_key_a_config_dataclass_refuses_is_placed_in_its_section():
     assert (cause.key, cause.fix, cause.delete) == ("actor_rollout_ref.model.enable_activation_offloading", None,
                                                     True)
     assert "did you mean 'enable_activation_offload'" in str(found.failures[0].verdict.what)
+
+
+def test_hydras_own_advice_for_a_plus_on_a_key_the_config_has_is_the_fix():
+    """"Could not append ... An item is already at": Hydra prints the line without the '+', even in an excerpt that
+    opens mid-advice."""
+    whole = ("Could not append to config. An item is already at 'trainer.val_before_train'.\n"
+             "Either remove + prefix: 'trainer.val_before_train=False'\n"
+             "Or add a second + to add or override 'trainer.val_before_train': '++trainer.val_before_train=False'\n")
+    (cause,) = diagnose(whole).causes
+    assert (cause.key, cause.fix) == ("trainer.val_before_train", "trainer.val_before_train=False")
+    cut = ("Either remove + prefix: 'actor_rollout_ref.model.enable_activation_of…\n"
+           "…fload=True' Or add a second + to add or override 'actor_rollout_ref.model.enable_activation_offload': "
+           "'++actor_rollout_ref.model.enable_activation_offload=True'\n")
+    (cause,) = diagnose(cut).causes
+    assert cause.fix == "actor_rollout_ref.model.enable_activation_offload=True"
+
+
+def test_a_refused_key_every_release_has_gets_hydras_plus_line_not_a_deletion():
+    """Every verl release here has rollout.n: the config the run composed was not verl's own, and deleting the
+    argument would lose the value; Hydra's '+' line keeps it."""
+    require("verl")
+    log = ("Could not override 'actor_rollout_ref.rollout.n'.\nTo append to your config use "
+           "+actor_rollout_ref.rollout.n=16\nKey 'n' is not in struct\n    full_key: actor_rollout_ref.rollout.n\n")
+    (cause,) = diagnose(log).causes
+    assert (cause.fix, cause.delete) == ("+actor_rollout_ref.rollout.n=16", False)
+
+
+def test_a_message_that_quotes_the_override_gives_it():
+    log = ("ValueError: Rollout mode 'sync' has been removed. Please set `actor_rollout_ref.rollout.mode=async` to "
+           "use the native server rollout.")
+    (cause,) = diagnose(log).causes
+    assert (cause.key, cause.fix) == ("actor_rollout_ref.rollout.mode", "actor_rollout_ref.rollout.mode=async")
+    assert diagnose("ValueError: set `foo.bar=1` first").causes == []  # not a verl key: no advice taken
+
+
+def test_a_raise_no_index_holds_names_the_verl_settings_it_prints():
+    """vLLM's check, printed through a colour code whose escape a copy lost: the two rollout keys, and the smaller
+    one moved up to the larger (the message's own advice)."""
+    log = ("[36m(main_task pid=3523385) ValueError: max_num_batched_tokens (8192) is smaller than max_model_len "
+           "(9216). Please increase max_num_batched_tokens or decrease max_model_len.")
+    found = diagnose(log)
+    assert found.failures[0].raised.stream == "main_task pid=3523385"
+    assert [(c.key, c.fix) for c in found.causes] == [
+        ("actor_rollout_ref.rollout.max_num_batched_tokens", "actor_rollout_ref.rollout.max_num_batched_tokens=9216"),
+        ("actor_rollout_ref.rollout.max_model_len", None)]

@@ -26,6 +26,7 @@ from ._blame import (
     environment,
     fields_of,
     helpless,
+    hydra_advice,
     hydra_key,
     lifted_after,
     not_the_launch,
@@ -108,6 +109,11 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
         return Verdict("override", what, [Cause(i.key, i.override, bool(i.override) and clears(launch, i, **options))
                                           for i in reproduced], (), "confirmed")
     hydra = hydra_key(raised, site) if _composition(raised, site) else None
+    advice = hydra_advice(raised) if hydra is not None else None
+    if advice is not None:  # Hydra's own line: the override without the '+' its key already has
+        return Verdict("override", tr("{what}: the config already has {key}; Hydra's own advice is the line without "
+                                      "the '+'", what=what, key=advice[0]), [Cause(advice[0], advice[1])],
+                       (advice[0].rsplit(".", 1)[-1],), "likely")
     if hydra is not None:
         access = code_access(raised)
         if access is not None:

@@ -32,6 +32,9 @@ _HYDRA_KEY = re.compile(r"(?:Could not override|Key|An item is already at|Could 
                         r"Could not append to config\. An item is already at) '(?P<key>[\w.@/-]+)'"
                         r"|Missing mandatory value:? '?(?P<missing>[\w.@/-]+)")
 _APPEND = re.compile(r"To append to your config use \+(?P<arg>\S+)")
+#: Hydra's advice for a '+' on a key the config has: its line without the '+' is the fix.
+_NO_PLUS = re.compile(r"Either remove \+ prefix: '(?P<line>[^'\n…]+=[^'\n…]*)'|"
+                      r"Or add a second \+ to add or override '(?P<key>[\w.@/-]+)': '\+\+(?P<forced>[^'\n]+)'")
 _ENV = re.compile(r"(?:environment variable|env var(?:iable)?|export)\s+`?(?P<var>[A-Z][A-Z0-9_]{2,})`?"
                   r"(?:[^.\n]*?(?:\bto\b|=)\s*`?(?P<value>[\w./:-]+))?", re.I)
 _MODULE = re.compile(r"No module named '(?P<mod>[\w.]+)'|cannot import name '(?P<name>\w+)' from '(?P<from>[\w.]+)'"
@@ -112,12 +115,23 @@ def paths_for(leaf: str, package: str = "verl", chains: tuple[str, ...] = ()) ->
     return []
 
 
+def hydra_advice(raised: Raised) -> Optional[tuple[str, str]]:
+    """(key, line) where Hydra's own message gives the fix: a '+' on a key the config already has ("Either remove
+    + prefix: 'k=v'"), the line without it."""
+    for hit in _NO_PLUS.finditer(raised.message):
+        line = hit.group("line") or hit.group("forced")
+        return line.split("=", 1)[0], line
+    return None
+
+
 def hydra_key(raised: Raised, found: Optional[Match]) -> Optional[tuple[str, Optional[str]]]:
     """(key, the argument as the log shows it) of a Hydra composition failure."""
     bound = found.bound if found else {}
     key = bound.get("override.key_or_group") or bound.get("key")
     hit = _HYDRA_KEY.search(raised.message)
     key = key or (hit.group("key") or hit.group("missing") if hit else None)
+    advice = hydra_advice(raised)
+    key = key or (advice[0] if advice else None)
     if not key or not re.fullmatch(r"[\w.@/+~-]+", key):
         return None
     append = _APPEND.search(raised.message)
@@ -280,4 +294,5 @@ def _releases_of(package: str) -> tuple[str, ...]:
 
 
 __all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "helpless",
-           "hydra_key", "not_the_launch", "verl_leaves", "paths_for", "solve", "source_tree", "lifted_after"]
+           "hydra_advice", "hydra_key", "lifted_after", "not_the_launch", "paths_for", "solve", "source_tree",
+           "verl_leaves"]

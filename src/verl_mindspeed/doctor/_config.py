@@ -4,7 +4,9 @@ lacks.
 - Hydra refused an override (``Could not override 'k'``): ``check`` on that argument gives the fix (a near miss,
   the ``+`` form of a field verl's dataclass has). When the verl the checks read has the key and ``check`` finds
   nothing wrong with it, the release that ran predates (or follows) the releases that have it: the argument is
-  deleted, and the message names those releases.
+  deleted, and the message names those releases. When every release here has it, the config the run composed was
+  not verl's own: Hydra's ``+`` line adds it (a deletion would lose the value).
+- Hydra's own advice for a ``+`` on a key the config has ("Either remove + prefix: 'k=v'") is the fix.
 - verl's own code wrote a key into a struct-mode config: verl's bug, no launch key (a verl fix or release).
 - verl's own code read a key the config lacks (or a bare ``Key 'k' is not in struct``, which no override caused):
   the launch adds it, with the value verl's own config gives it in the release the checks read.
@@ -42,7 +44,7 @@ def refused(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], o
     found = probe.about([key]) if probe else []
     issue = found[0] if found else None
     if issue is None:
-        known = _known(key, what, options, by_override)
+        known = _known(key, arg, what, options, by_override)
         if known is not None:
             return known
     confirmed = bool(issue and launch is not None and probe is launch and clears(launch, issue, **options))
@@ -55,13 +57,20 @@ def refused(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], o
                    "confirmed" if confirmed else "likely")
 
 
-def _known(key: str, what: Msg, options: dict, by_override: bool) -> Optional[Verdict]:
-    """The verdict when the verl the checks read has ``key``: the release that ran does not."""
+def _known(key: str, arg: Optional[str], what: Msg, options: dict, by_override: bool) -> Optional[Verdict]:
+    """The verdict when the verl the checks read has ``key``: the release that ran does not, or (every release has
+    it) the config the run composed was not verl's own."""
     version = options.get("verl_version")
     have = releases_with(key)
     if not have or (version and version in have):
         return None  # the release named by --verl-version has it too: nothing to tell from the releases
     span = verl_keys.span(have)
+    if by_override and set(have) == set(verl_keys.releases()):  # no release lacks it: Hydra's '+' line adds it
+        line = "+" + arg.lstrip("+") if arg and "=" in arg else None
+        return Verdict("override", tr(
+            "{what}: every verl release here ({span}) has {key}, so the config the run composed was not verl's own: "
+            "Hydra's line with '+' adds it", what=what, span=span, key=key), [Cause(key, line)],
+            (key.rsplit(".", 1)[-1],), "possible")
     if by_override:
         return Verdict("override", tr(
             "{what}: verl {span} have {key}; the release that ran does not: delete the argument (or run one of those "

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|^\[[0-9;]{1,8}m(?=\()")  # the last: a copy lost ESC
 _PREFIX = re.compile(r"^\s*\((?P<who>[A-Za-z_][\w.:-]*)(?:\s+pid=(?P<pid>\d+|\.\.\.|…|x+|X+))?"
                      r"(?:,\s*ip=\[?[\w.:]+\]?)?\)\s?")
 _RANK = re.compile(r"^\s*\[(?:rank|RANK)\s*\d+\]:?\s?")
@@ -38,7 +38,8 @@ _ARGPARSE_LINE = re.compile(r"^\s*\S+: error: unrecognized arguments: \S")
 _ELIDED = ("...", "[...]", "…")
 _HYDRA_LINES = re.compile(r"^(?:Could not override|Could not append|Could not delete|Key '[^']+' is not in struct|"
                           r"Error merging override|Could not load|In '[^']+': Could not find|"
-                          r"Cannot find primary config)")
+                          r"Cannot find primary config|Either remove \+ prefix:)|"
+                          r"Or add a second \+ to add or override '")
 
 
 @dataclass
@@ -129,7 +130,8 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
                                 chained=chained and in_trace, inner=match.group("inner")))
             in_trace, frames, chained = False, [], False
             continue
-        if _HYDRA_LINES.match(stripped):  # Hydra prints its error without a type unless HYDRA_FULL_ERROR=1
+        if _HYDRA_LINES.match(stripped) or _HYDRA_LINES.search(stripped) and "Or add a second +" in stripped:
+            # Hydra prints its error without a type unless HYDRA_FULL_ERROR=1 (its advice may open a cut excerpt)
             message, i = _message(stripped, lines, i + 1)
             found.append(Raised("ConfigCompositionException", message, [], stream, number))
             continue

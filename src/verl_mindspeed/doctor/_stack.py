@@ -15,6 +15,9 @@ by a log's text:
 - A config key verl's own code writes into a struct-mode config (``policy_loss["x"] = ...``) is verl's fault, not
   the launch's; one it reads and the config lacks is a key the launch can add. OmegaConf's ``full_key:`` line, or
   the only verl path with that last name, says where the key is.
+- A message that quotes the override to set (``Please set `actor_rollout_ref.rollout.mode=async```) gives it.
+- A raise no index holds (vLLM's, a recipe's) that prints verl settings by name with their values names those keys;
+  "``a (x) is smaller than b (y)``" moves ``a`` up to ``y``, the message's own advice.
 - Memory run out in the rollout engine's allocator (``torch_memory_saver``, vLLM, SGLang) while it shares the device
   with training: the rollout's static memory fraction is the setting that leaves the rest too little.
 """
@@ -52,7 +55,7 @@ MEMORY_KEY = "actor_rollout_ref.rollout.gpu_memory_utilization"
 
 def explain(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
     """The verdict a fact about the stack's code gives on ``raised`` (None: no fact applies)."""
-    for fact in (_chunk, _switched, _dispatch, _arguments, _memory):
+    for fact in (_chunk, _switched, _dispatch, _arguments, _advised, _memory, _named):
         verdict = fact(raised, site, launch)
         if verdict is not None:
             return verdict
@@ -164,6 +167,53 @@ def _arguments(raised: Raised, site: Optional[Match], launch: Optional[Replay]) 
     what = tr("{type}: the command line's parser does not know {flags}: delete them (this entry point takes no such "
               "argument)", type=raised.type, flags=", ".join(flags))
     return Verdict("override", what, [Cause(f, delete=True) for f in flags], tuple(flags), "likely")
+
+
+_ADVISED = re.compile(r"[`'\"](?P<line>\+{0,2}(?P<key>[a-z_][\w]*(?:\.[\w]+)+)=(?P<value>[^\s`'\"]+))[`'\"]")
+
+
+def _advised(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
+    """A message that quotes the override to set ("Please set `actor_rollout_ref.rollout.mode=async`"): the raise's
+    own advice, when the key is one of verl's."""
+    for hit in _ADVISED.finditer(raised.message):
+        key = hit.group("key")
+        if key in verl_keys._data()["keys"]:
+            what = tr("{type}: the message itself gives the line to set ({line})", type=raised.type,
+                      line=hit.group("line"))
+            return Verdict("override", what, [Cause(key, hit.group("line"))], (key.rsplit(".", 1)[-1],), "likely")
+    return None
+
+
+_VALUED = re.compile(r"\b(?P<leaf>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\s*\(|=|:\s*)(?P<value>-?\d+(?:\.\d+)?)\)?")
+_SMALLER = re.compile(r"\b(?P<a>[a-z_]+) \((?P<x>\d+)\) is (?:smaller|less) than (?P<b>[a-z_]+) \((?P<y>\d+)\)")
+
+
+def _path(leaf: str) -> Optional[str]:
+    """The one verl key a printed name is: its only path, else the rollout's or the actor's."""
+    paths = verl_leaves().get(leaf, ())
+    mine = [p for p in paths if p.startswith("actor_rollout_ref.")]
+    return paths[0] if len(paths) == 1 else (mine[0] if len(mine) == 1 else None)
+
+
+def _named(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
+    """A raise no index holds (vLLM's, a recipe's) whose message prints verl settings by name with their values
+    (``max_num_batched_tokens (8192) is smaller than max_model_len (9216)``): those keys, possible causes; where
+    the message says one is smaller than the other, the first moved up to the second is its own advice."""
+    if site is not None:
+        return None
+    keys = {m.group("leaf"): _path(m.group("leaf")) for m in _VALUED.finditer(raised.message)}
+    keys = {leaf: key for leaf, key in keys.items() if key}
+    if not keys:
+        return None
+    smaller = _SMALLER.search(raised.message)
+    causes = []
+    for leaf, key in keys.items():
+        fix = f"{key}={smaller.group('y')}" if smaller and smaller.group("a") == leaf and \
+            smaller.group("b") in keys else None
+        causes.append(Cause(key, fix))
+    what = tr("{type}: {message} (raised by code no index here holds; the message prints {keys})", type=raised.type,
+              message=_first(raised)[:160], keys=", ".join(keys))
+    return Verdict("override", what, causes, tuple(keys), "likely" if any(c.fix for c in causes) else "possible")
 
 
 def _memory(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
