@@ -466,3 +466,10 @@ def test_a_raise_no_index_holds_names_the_verl_settings_it_prints():
     assert [(c.key, c.fix) for c in found.causes] == [
         ("actor_rollout_ref.rollout.max_num_batched_tokens", "actor_rollout_ref.rollout.max_num_batched_tokens=9216"),
         ("actor_rollout_ref.rollout.max_model_len", None)]
+
+
+def test_abbreviated_sizes_are_named_only_where_the_message_prints_their_values():
+    found = diagnose("ValueError: world size must be divisible by ETP * EP * PP (1 * 32 * 4 = 128)")
+    assert {c.key.rsplit(".", 1)[-1] for c in found.causes} == {
+        "expert_tensor_parallel_size", "expert_model_parallel_size", "pipeline_model_parallel_size"}
+    assert diagnose("RuntimeError: DSv4 THD CP path requires boundary_hidden from the boundary exchange").causes == []

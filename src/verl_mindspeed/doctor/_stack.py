@@ -29,7 +29,7 @@ from typing import Optional
 
 from ..catalog import verl_keys
 from ..i18n import tr
-from ._blame import Cause, Verdict, verl_leaves
+from ._blame import ACTOR, Cause, Verdict, verl_leaves
 from ._log import Raised
 from ._replay import Replay
 from ._sites import Match, relative
@@ -188,6 +188,22 @@ _VALUED = re.compile(r"\b(?P<leaf>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\s*\(|=|:\s*)
 _SMALLER = re.compile(r"\b(?P<a>[a-z_]+) \((?P<x>\d+)\) is (?:smaller|less) than (?P<b>[a-z_]+) \((?P<y>\d+)\)")
 
 
+#: How messages abbreviate the engine's sizes ("world size must be divisible by ETP * EP * PP").
+_SIZES = {"TP": "tensor_model_parallel_size", "PP": "pipeline_model_parallel_size", "CP": "context_parallel_size",
+          "EP": "expert_model_parallel_size", "ETP": "expert_tensor_parallel_size",
+          "VPP": "virtual_pipeline_model_parallel_size"}
+
+
+_PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3}\s*\*\s*)+[A-Z]{2,3})\s*\(\s*\d+(?:\s*\*\s*\d+)+")
+
+
+def _printed_sizes(message: str) -> list[str]:
+    """The abbreviated sizes a message prints a value for (``TP=2``, ``EP (8)``, ``ETP * EP * PP (1 * 32 * 4``)."""
+    named = [n.strip() for hit in _PRODUCT.finditer(message) for n in hit.group("names").split("*")]
+    named += [short for short in _SIZES if re.search(rf"\b{short}\s*(?:=|\(|:)\s*\d", message)]
+    return [n for n in dict.fromkeys(named) if n in _SIZES]
+
+
 def _path(leaf: str) -> Optional[str]:
     """The one verl key a printed name is: its only path, else the rollout's or the actor's."""
     paths = verl_leaves().get(leaf, ())
@@ -202,6 +218,7 @@ def _named(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> O
     if site is not None:
         return None
     keys = {m.group("leaf"): _path(m.group("leaf")) for m in _VALUED.finditer(raised.message)}
+    keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(raised.message)})
     keys = {leaf: key for leaf, key in keys.items() if key}
     if not keys:
         return None
