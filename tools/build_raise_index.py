@@ -128,12 +128,16 @@ class _Sites(ast.NodeVisitor):
         self.assigned: list[dict[str, ast.expr]] = [{}]
         self.flows: list[dict[str, ast.expr]] = [{}]
         """Per function, what each local name was last assigned (one level of dataflow for the fields)."""
+        self.changed: list[set[str]] = [set()]
+        """Per function, the locals assigned more than once or changed in place (``x -= 1``): no alias."""
 
     def visit_FunctionDef(self, node: ast.AST) -> None:  # noqa: N802 - ast's names
         self.stack.append(node.name)
         self.assigned.append({})
         self.flows.append({})
+        self.changed.append(set())
         self.generic_visit(node)
+        self.changed.pop()
         self.flows.pop()
         self.assigned.pop()
         self.stack.pop()
@@ -162,7 +166,14 @@ class _Sites(ast.NodeVisitor):
             if isinstance(target, ast.Name):
                 if _stringish(node.value):
                     self.assigned[-1][target.id] = node.value
+                if target.id in self.flows[-1]:
+                    self.changed[-1].add(target.id)
                 self.flows[-1][target.id] = node.value
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:  # noqa: N802
+        if isinstance(node.target, ast.Name):
+            self.changed[-1].add(node.target.id)
         self.generic_visit(node)
 
     def visit_Raise(self, node: ast.Raise) -> None:  # noqa: N802
@@ -199,7 +210,7 @@ class _Sites(ast.NodeVisitor):
         chains = {c for c in _chains(test)} | {c for name in seen if name in self.flows[-1]
                                                for c in _chains(self.flows[-1][name])}
         entry = {"fn": ".".join(self.stack), "x": exc, "t": parts, "v": exprs, "c": fields, "line": node.lineno}
-        aliases = {name: field for name in sorted(seen) if name in self.flows[-1]
+        aliases = {name: field for name in sorted(seen) if name in self.flows[-1] and name not in self.changed[-1]
                    for field in [_alias(self.flows[-1][name])] if field}
         if aliases:  # a local that is one setting under another name (infer_tp = config.tensor_model_parallel_size)
             entry["l"] = aliases

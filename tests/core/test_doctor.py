@@ -473,3 +473,34 @@ def test_abbreviated_sizes_are_named_only_where_the_message_prints_their_values(
     assert {c.key.rsplit(".", 1)[-1] for c in found.causes} == {
         "expert_tensor_parallel_size", "expert_model_parallel_size", "pipeline_model_parallel_size"}
     assert diagnose("RuntimeError: DSv4 THD CP path requires boundary_hidden from the boundary exchange").causes == []
+
+
+def test_what_a_review_found_gives_no_wrong_line():
+    """Each of these once printed a line that would not clear the failure, or blamed a key for ordinary text."""
+    require("verl")
+    full = ('  File "/x/hydra/_internal/config_loader_impl.py", line 381, in _apply_overrides_to_config\n'
+            "    OmegaConf.update(cfg, key, value, merge=True)\n"
+            "omegaconf.errors.ConfigAttributeError: Key 'use_dist_checkpointing' is not in struct\n"
+            "    full_key: actor_rollout_ref.actor.megatron.use_dist_checkpointing\n\n"
+            "The above exception was the direct cause of the following exception:\n\n"
+            "hydra.errors.ConfigCompositionException: Could not override "
+            "'actor_rollout_ref.actor.megatron.use_dist_checkpointing'.\n"
+            "To append to your config use +actor_rollout_ref.actor.megatron.use_dist_checkpointing=True\n")
+    (cause,) = diagnose(full).causes  # HYDRA_FULL_ERROR's root is OmegaConf's: still the launch's refused override
+    assert cause.fix == "+actor_rollout_ref.actor.megatron.use_dist_checkpointing=True"
+    (cause,) = diagnose("omegaconf.errors.ConfigKeyError: Key 'use_remove_padding' not in 'HFModelConfig'\n").causes
+    assert (cause.fix, cause.delete) == (None, True)  # never "add" a key the section holds
+    fsdp = ("Could not override 'actor_rollout_ref.actor.megatron.param_offload'.\nTo append to your config use "
+            "+actor_rollout_ref.actor.megatron.param_offload=True\nKey 'megatron' is not in struct\n")
+    (cause,) = diagnose(fsdp).causes  # the FSDP config composed: the Megatron config is the fix
+    assert cause.fix == "--config-name=ppo_megatron_trainer"
+    (cause,) = diagnose("omegaconf.errors.MissingMandatoryValue: Missing mandatory value: data.train_files\n").causes
+    assert cause.fix is None  # no placeholder path from verl's example config
+    assert diagnose("subprocess.CalledProcessError: Command '['python3', '-m', 'verl.trainer.main_ppo', "
+                    "'algorithm.adv_estimator=grpo']' returned non-zero exit status 1.").causes == []
+    (cause,) = diagnose("Could not append to config. An item is already at 'trainer.experiment_name'.\n"
+                        "Either remove + prefix: 'trainer.experiment_name='my run''\n").causes
+    assert cause.fix == "trainer.experiment_name='my run'"
+    assert diagnose("[36m(TaskRunner pid=1)[0m ValueError: torch says use num_workers=0 or max_length=8192").causes \
+        == []  # generic names other libraries print are not verl's settings
+    assert diagnose("Error executing job with overrides: [" + "1+" * 5000 + "1]\nValueError: x").exit_code == 1

@@ -33,11 +33,11 @@ from ._blame import (
     paths_for,
     solve,
 )
-from ._config import accessed, refused, refused_override
+from ._config import accessed, appended, dataclass_refusal, parent_missing, refused, refused_override
 from ._log import Raised, clean, exceptions, logged_launch, roots
 from ._replay import Replay, clears, replay
 from ._sites import Match, by_line, match
-from ._stack import code_access, explain, full_key
+from ._stack import code_access, explain, full_key, named
 
 #: At most this many distinct first raises are explained (a log of a thousand workers repeats one).
 MOST = 8
@@ -82,7 +82,8 @@ def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[L
                                                               for a in logged) else []) + logged
     launch = replay(list(argv), source, upstream, **options) if argv is not None else None
     firsts = roots(found)[:MOST]
-    return Diagnosis([_one(r, launch, options) for r in firsts], len(text.splitlines()), len(found),
+    appends = appended(found)
+    return Diagnosis([_one(r, launch, options, appends) for r in firsts], len(text.splitlines()), len(found),
                      argv is not None, logged is not None)
 
 
@@ -97,12 +98,13 @@ def _known_lines(text: str) -> list[Raised]:
     return out
 
 
-def _one(raised: Raised, launch: Optional[Replay], options: dict) -> Failure:
+def _one(raised: Raised, launch: Optional[Replay], options: dict, appends: dict[str, str]) -> Failure:
     site = match(raised)
-    return Failure(raised, site, _verdict(raised, site, launch, options))
+    return Failure(raised, site, _verdict(raised, site, launch, options, appends))
 
 
-def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], options: dict) -> Verdict:
+def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], options: dict,
+             appends: Optional[dict[str, str]] = None) -> Verdict:
     what = _what(raised, site)
     reproduced = _reproduced(raised, launch)
     if reproduced:  # the replay raised the log's own message (check --upstream runs MindSpeed's code on the launch)
@@ -118,9 +120,12 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
         access = code_access(raised)
         if access is not None:
             return accessed(full_key(raised, hydra[0]), *access, what, options)
-        return refused(full_key(raised, hydra[0]), hydra[1], what, launch, options,
-                       refused_override(raised.message) or raised.type == "ConfigCompositionException",
-                       raised.type == "MissingMandatoryValue")
+        key = full_key(raised, hydra[0])
+        dataclass = dataclass_refusal(raised)
+        by_override = refused_override(raised.message) or raised.type == "ConfigCompositionException" or any(
+            fn == "_apply_overrides_to_config" for _f, _l, fn in raised.frames) or dataclass
+        return refused(key, hydra[1] or (appends or {}).get(key), what, launch, options, by_override,
+                       raised.type == "MissingMandatoryValue", parent_missing(raised, key), dataclass)
     env = environment(raised, site)
     if env is not None:
         return Verdict("env", tr("{what}: the environment variable {var} decides it", what=what, var=env.key), [env],
@@ -139,7 +144,9 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
                 tr("{what} (a check {package} {release} no longer has: upgrading also removes it)", what=what,
                    package=site.site.package, release=lifted[0])
         return _settings(site, settable, what, launch, options)
-    return explain(raised, site, launch) or not_the_launch(raised, site)
+    verdict = explain(raised, site, launch) or not_the_launch(raised, site)
+    # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure
+    return (named(raised, site) or verdict) if verdict.kind == "unknown" else verdict
 
 
 def _reproduced(raised: Raised, launch: Optional[Replay]) -> list:
@@ -170,7 +177,7 @@ def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repl
     causes: list[Cause] = []
     if launch is not None:
         keys = [k for f in settable for k in _written(launch, f)]
-        for issue in launch.about(keys, settable, cites=os.path.basename(site.site.file)):
+        for issue in launch.about(keys, settable, cites=os.path.basename(site.site.file), function=site.site.function):
             causes.append(Cause(issue.key, issue.override, clears(launch, issue, **options)))
         if causes:
             return Verdict("override", what, _unique(causes), tuple(settable), "confirmed")

@@ -33,8 +33,9 @@ _HYDRA_KEY = re.compile(r"(?:Could not override|Key|An item is already at|Could 
                         r"|Missing mandatory value:? '?(?P<missing>[\w.@/-]+)")
 _APPEND = re.compile(r"To append to your config use \+(?P<arg>\S+)")
 #: Hydra's advice for a '+' on a key the config has: its line without the '+' is the fix.
-_NO_PLUS = re.compile(r"Either remove \+ prefix: '(?P<line>[^'\n…]+=[^'\n…]*)'|"
-                      r"Or add a second \+ to add or override '(?P<key>[\w.@/-]+)': '\+\+(?P<forced>[^'\n]+)'")
+_NO_PLUS = re.compile(r"Either remove \+ prefix: '(?P<line>[^\n…]+=[^\n…]*)'[ \t]*$|"
+                      r"Or add a second \+ to add or override '(?P<key>[\w.@/-]+)': '\+\+(?P<forced>[^\n]+)'[ \t]*$",
+                      re.M)
 _ENV = re.compile(r"(?:environment variable|env var(?:iable)?|export)\s+`?(?P<var>[A-Z][A-Z0-9_]{2,})`?"
                   r"(?:[^.\n]*?(?:\bto\b|=)\s*`?(?P<value>[\w./:-]+))?", re.I)
 _MODULE = re.compile(r"No module named '(?P<mod>[\w.]+)'|cannot import name '(?P<name>\w+)' from '(?P<from>[\w.]+)'"

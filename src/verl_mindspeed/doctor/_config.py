@@ -14,12 +14,14 @@ lacks.
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from ..catalog import verl_keys
 from ..i18n import Msg, tr
 from ..overrides import hydra_value
 from ._blame import Cause, Verdict
+from ._log import Raised
 from ._replay import Replay, clears, replay
 from ._verl import default, release, releases_with
 
@@ -31,10 +33,44 @@ def refused_override(message: str) -> bool:
     return any(word in message for word in _REFUSED)
 
 
+_IN_CLASS = re.compile(r"not in '(?P<cls>[A-Z]\w+)'")
+_APPEND_LINE = re.compile(r"To append to your config use \+(?P<arg>(?P<key>[\w.@/-]+)=\S*)")
+_STRUCT = re.compile(r"Key '(?P<key>[\w@/-]+)' is not in struct")
+
+
+def dataclass_refusal(raised: Raised) -> bool:
+    """A config dataclass refused a key the section holds (``Key 'x' not in 'HFModelConfig'``): the launch's key."""
+    return bool(_IN_CLASS.search(raised.message))
+
+
+def appended(found: list[Raised]) -> dict[str, str]:
+    """key -> the argument Hydra's "To append to your config use +k=v" line shows, in any exception of the log (with
+    HYDRA_FULL_ERROR the root is OmegaConf's and the argument is in the chained one)."""
+    return {hit.group("key"): hit.group("arg") for r in found for hit in _APPEND_LINE.finditer(r.message)}
+
+
+def parent_missing(raised: Raised, key: str) -> Optional[str]:
+    """The section of ``key`` the composed config lacks (``Key 'megatron' is not in struct`` for
+    ``actor_rollout_ref.actor.megatron.x``): the run composed another config than the one that has the key."""
+    hit = _STRUCT.search(raised.message)
+    parts = key.split(".")
+    if hit and hit.group("key") in parts[:-1]:
+        return ".".join(parts[:parts.index(hit.group("key")) + 1])
+    return None
+
+
 def refused(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], options: dict,
-            by_override: bool = True, missing: bool = False) -> Verdict:
+            by_override: bool = True, missing: bool = False, parent: Optional[str] = None,
+            dataclass: bool = False) -> Verdict:
     """A key Hydra refused (``by_override``) or found missing (absent; ``missing``: present, with no value, which
-    verl's config tree is probed with as it is): ``check`` gives the fix, else verl's config does."""
+    verl's config tree is probed with as it is; ``parent``: the section the composed config lacks; ``dataclass``:
+    a config dataclass refused it): ``check`` gives the fix, else verl's config does."""
+    if parent is not None and releases_with(key) and (launch is None or not launch.about([key])):
+        return Verdict("override", tr(
+            "{what}: the config the run composed has no {parent}, and verl's Megatron trainer config has {key}: the "
+            "run composed another config (verl's FSDP ppo_trainer, the default); add --config-name=ppo_megatron_"
+            "trainer", what=what, parent=parent, key=key),
+            [Cause("--config-name", "--config-name=ppo_megatron_trainer")], ("config-name",), "likely")
     probe, unknown = launch, False
     if launch is None or not launch.about([key]):
         unknown = not (arg and "=" in arg)  # the value written is not in the log: probed with null
@@ -43,6 +79,13 @@ def refused(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], o
                        **_tree_options(options))
     found = probe.about([key]) if probe else []
     issue = found[0] if found else None
+    if issue is None and missing:  # a '???' the launch left: only a rule of check gives a value
+        return Verdict("override", tr("{what}: {key} has no value ('???' in verl's config): set it", what=what,
+                                      key=key), [Cause(key)], (key.rsplit(".", 1)[-1],), "likely")
+    if issue is None and dataclass:  # the section has it and the release's dataclass has no such field
+        return Verdict("override", tr("{what}: the verl release that ran converts the section into a class without "
+                                      "{key}: delete the argument", what=what, key=key),
+                       [Cause(key, delete=True)], (key.rsplit(".", 1)[-1],), "likely")
     if issue is None:
         known = _known(key, arg, what, options, by_override)
         if known is not None:
@@ -109,4 +152,4 @@ def _tree_options(options: dict) -> dict:
     return {k: v for k, v in options.items() if k in ("verl_version", "verl_config_dir", "verl_source")}
 
 
-__all__ = ["accessed", "added", "refused", "refused_override"]
+__all__ = ["accessed", "added", "appended", "dataclass_refusal", "parent_missing", "refused", "refused_override"]

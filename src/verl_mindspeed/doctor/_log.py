@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|^\[[0-9;]{1,8}m(?=\()")  # the last: a copy lost ESC
+#: The last two: colour codes whose ESC a copy lost, around Ray's prefix (``[36m(TaskRunner pid=1)[0m ...``).
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|^\[[0-9;]{1,8}m(?=\()|(?<=\))\[[0-9;]{1,8}m")
 _PREFIX = re.compile(r"^\s*\((?P<who>[A-Za-z_][\w.:-]*)(?:\s+pid=(?P<pid>\d+|\.\.\.|…|x+|X+))?"
                      r"(?:,\s*ip=\[?[\w.:]+\]?)?\)\s?")
 _RANK = re.compile(r"^\s*\[(?:rank|RANK)\s*\d+\]:?\s?")
@@ -208,9 +209,11 @@ def logged_launch(text: str) -> Optional[list[str]]:
         hit = _OVERRIDES.search(line)
         if hit is None:
             continue
+        if len(hit.group("list")) > 200_000:
+            return None
         try:
             value = ast.literal_eval(hit.group("list"))
-        except (ValueError, SyntaxError):
+        except Exception:  # noqa: BLE001 - any list Python cannot read (nesting, size) is no launch
             return None
         return [str(v) for v in value] if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
     return None

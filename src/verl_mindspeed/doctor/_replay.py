@@ -31,12 +31,15 @@ class Replay:
                 return value.strip("'\"")
         return None
 
-    def about(self, keys: Iterable[str], leaves: Iterable[str] = (), cites: str = "") -> list[Issue]:
-        """The errors on one of ``keys`` (or on a key ending in one of ``leaves``), or of a rule citing ``cites``."""
+    def about(self, keys: Iterable[str], leaves: Iterable[str] = (), cites: str = "",
+              function: str = "") -> list[Issue]:
+        """The errors on one of ``keys`` (or on a key ending in one of ``leaves``), or of a rule citing the raise's
+        file ``cites`` and its ``function`` (a rule citing the file for another function's check is not about it)."""
         from ..rules._base import RULES
 
         keys, leaves = set(keys), set(leaves)
-        citing = {r.id for r in RULES if cites and cites in r.cites}
+        short = function.rsplit(".", 1)[-1]
+        citing = {r.id for r in RULES if cites and cites in r.cites and (not short or short in r.cites)}
         return [i for i in self.issues if i.severity == "error" and (
             i.key in keys or i.key.rsplit(".", 1)[-1] in leaves or i.rule in citing)]
 

@@ -15,7 +15,7 @@ by a log's text:
 - A config key verl's own code writes into a struct-mode config (``policy_loss["x"] = ...``) is verl's fault, not
   the launch's; one it reads and the config lacks is a key the launch can add. OmegaConf's ``full_key:`` line, or
   the only verl path with that last name, says where the key is.
-- A message that quotes the override to set (``Please set `actor_rollout_ref.rollout.mode=async```) gives it.
+- A message that advises the override to set (``Please set `actor_rollout_ref.rollout.mode=async```) gives it.
 - A raise no index holds (vLLM's, a recipe's) that prints verl settings by name with their values names those keys;
   "``a (x) is smaller than b (y)``" moves ``a`` up to ``y``, the message's own advice.
 - Memory run out in the rollout engine's allocator (``torch_memory_saver``, vLLM, SGLang) while it shares the device
@@ -29,7 +29,7 @@ from typing import Optional
 
 from ..catalog import verl_keys
 from ..i18n import tr
-from ._blame import ACTOR, Cause, Verdict, verl_leaves
+from ._blame import ACTOR, MODEL_FIELDS, Cause, Verdict, verl_leaves
 from ._log import Raised
 from ._replay import Replay
 from ._sites import Match, relative
@@ -55,7 +55,7 @@ MEMORY_KEY = "actor_rollout_ref.rollout.gpu_memory_utilization"
 
 def explain(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
     """The verdict a fact about the stack's code gives on ``raised`` (None: no fact applies)."""
-    for fact in (_chunk, _switched, _dispatch, _arguments, _advised, _memory, _named):
+    for fact in (_chunk, _switched, _dispatch, _arguments, _advised, _memory):
         verdict = fact(raised, site, launch)
         if verdict is not None:
             return verdict
@@ -169,7 +169,8 @@ def _arguments(raised: Raised, site: Optional[Match], launch: Optional[Replay]) 
     return Verdict("override", what, [Cause(f, delete=True) for f in flags], tuple(flags), "likely")
 
 
-_ADVISED = re.compile(r"[`'\"](?P<line>\+{0,2}(?P<key>[a-z_][\w]*(?:\.[\w]+)+)=(?P<value>[^\s`'\"]+))[`'\"]")
+_ADVISED = re.compile(r"\b(?:[Ss]et|[Uu]se|[Pp]ass|[Aa]dd|[Tt]ry|[Ss]pecify)\s+(?:the\s+)?[`'\"]"
+                      r"(?P<line>\+{0,2}(?P<key>[a-z_][\w]*(?:\.[\w]+)+)=(?P<value>[^\s`'\"]+))[`'\"]")
 
 
 def _advised(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
@@ -177,7 +178,7 @@ def _advised(raised: Raised, site: Optional[Match], launch: Optional[Replay]) ->
     own advice, when the key is one of verl's."""
     for hit in _ADVISED.finditer(raised.message):
         key = hit.group("key")
-        if key in verl_keys._data()["keys"]:
+        if key in verl_keys._data()["keys"] and _written(launch, key) != hit.group("value"):
             what = tr("{type}: the message itself gives the line to set ({line})", type=raised.type,
                       line=hit.group("line"))
             return Verdict("override", what, [Cause(key, hit.group("line"))], (key.rsplit(".", 1)[-1],), "likely")
@@ -194,13 +195,13 @@ _SIZES = {"TP": "tensor_model_parallel_size", "PP": "pipeline_model_parallel_siz
           "VPP": "virtual_pipeline_model_parallel_size"}
 
 
-_PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3}\s*\*\s*)+[A-Z]{2,3})\s*\(\s*\d+(?:\s*\*\s*\d+)+")
+_PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3} ?\* ?){1,5}[A-Z]{2,3}) ?\( ?\d+(?: ?\* ?\d+){1,5}")
 
 
 def _printed_sizes(message: str) -> list[str]:
-    """The abbreviated sizes a message prints a value for (``TP=2``, ``EP (8)``, ``ETP * EP * PP (1 * 32 * 4``)."""
-    named = [n.strip() for hit in _PRODUCT.finditer(message) for n in hit.group("names").split("*")]
-    named += [short for short in _SIZES if re.search(rf"\b{short}\s*(?:=|\(|:)\s*\d", message)]
+    """The abbreviated sizes a product in the message prints (``ETP * EP * PP (1 * 32 * 4 = 128)``): the engine's,
+    which a bare ``TP=4`` may not be (a rollout's)."""
+    named = [n.strip() for hit in _PRODUCT.finditer(message[:20000]) for n in hit.group("names").split("*")]
     return [n for n in dict.fromkeys(named) if n in _SIZES]
 
 
@@ -211,13 +212,16 @@ def _path(leaf: str) -> Optional[str]:
     return paths[0] if len(paths) == 1 else (mine[0] if len(mine) == 1 else None)
 
 
-def _named(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
+def named(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
     """A raise no index holds (vLLM's, a recipe's) whose message prints verl settings by name with their values
     (``max_num_batched_tokens (8192) is smaller than max_model_len (9216)``): those keys, possible causes; where
-    the message says one is smaller than the other, the first moved up to the second is its own advice."""
+    the message says one is smaller than the other, the first moved up to the second is its own advice. Only names
+    specific enough to be verl's (two underscores at least: not ``num_workers`` or ``max_length``, which torch and
+    others print too), and no model fact."""
     if site is not None:
         return None
-    keys = {m.group("leaf"): _path(m.group("leaf")) for m in _VALUED.finditer(raised.message)}
+    keys = {m.group("leaf"): _path(m.group("leaf")) for m in _VALUED.finditer(raised.message[:20000])
+            if m.group("leaf").count("_") >= 2 and m.group("leaf") not in MODEL_FIELDS}
     keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(raised.message)})
     keys = {leaf: key for leaf, key in keys.items() if key}
     if not keys:
@@ -289,4 +293,4 @@ def code_access(raised: Raised) -> Optional[tuple[str, bool]]:
     return frames[inner - 1][1], frames[inner][1] in _WRITES
 
 
-__all__ = ["MEMORY_KEY", "batch_key", "code_access", "divisible_batch", "explain", "full_key"]
+__all__ = ["MEMORY_KEY", "named", "batch_key", "code_access", "divisible_batch", "explain", "full_key"]
