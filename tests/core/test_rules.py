@@ -522,3 +522,11 @@ def test_mc2_with_sp_false_in_the_dict_never_reads_tp(resolve_cfg, release):
     assert messages and not any("AttributeError" in m for m in messages)
     without_sp = resolve_cfg({O + "use_ascend_mc2": True}, release=release, injected=False)
     assert any("AttributeError" in str(i.message) for i in _find(without_sp, "mc2-requires-sp-tp"))
+
+
+def test_lora_on_a_stack_without_megatron_bridge_gets_no_line(resolve_cfg):
+    """verl's get_peft_cls asserts Megatron-Bridge's provider: on MindSpeed 26.1.0 (megatron-core 0.12.1, where no
+    Megatron-Bridge imports) no line makes LoRA work, so none is printed (the bridge rule's own fix would undo it)."""
+    result = resolve_cfg({"actor_rollout_ref.model.lora_rank": 16, AC + "use_kl_loss": True}, stack=S26)
+    (issue,) = [i for i in result.errors if i.rule == "megatron-lora-key"]
+    assert issue.override is None and "needs a stack with Megatron-Bridge" in str(issue.message)

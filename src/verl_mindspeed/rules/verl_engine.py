@@ -181,10 +181,16 @@ def megatron_lora_key(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issu
     fix = " ".join([f"{_MODEL}lora.rank={rank}"] + (
         ["actor_rollout_ref.actor.megatron.vanilla_mbridge=False"]  # the adapter needs Megatron-Bridge's provider
         if roles["actor"].megatron.get("vanilla_mbridge") is True else []))
+    if ctx.stack is not None and not ctx.stack.bridge_usable():
+        fix = None  # get_peft_cls asserts Megatron-Bridge's provider, which this stack cannot import: no line helps
     uses_ref = _select(cfg, "actor_rollout_ref.actor.use_kl_loss") is True or \
         _select(cfg, "algorithm.use_kl_in_reward") is True
     text = tr("{key}={rank} builds no adapter on verl's Megatron engine, which reads LoRA from {lora}: every "
               "parameter trains", key=_MODEL + "lora_rank", rank=rank, lora=_MODEL + "lora.rank")
+    if fix is None:
+        text = tr("{text}; and LoRA there needs Megatron-Bridge's provider (get_peft_cls asserts it), which this "
+                  "stack cannot import with megatron-core {core}: LoRA on the Megatron engine needs a stack with "
+                  "Megatron-Bridge", text=text, core=ctx.stack.megatron_core)
     if uses_ref:
         yield error(_MODEL + "lora_rank", tr(
             "{text}; and the trainer takes the reference from the actor with its adapter off (the KL loss needs it), "
@@ -194,8 +200,8 @@ def megatron_lora_key(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issu
         yield issue("warning", _MODEL + "lora_rank", text, "megatron-lora-key", override=fix)
 
 
-@rule("verl-mandatory-value", scope="run", holds_for="verl 0.7.0 and later (rollout.name is '???' in rollout.yaml)",
-      cites="verl 0.7.0 to 0.9.1 verl/trainer/config/rollout/rollout.yaml (name: ???); OmegaConf raises "
+@rule("verl-mandatory-value", scope="run", holds_for="verl 0.6.0 and later (rollout.name is '???' in rollout.yaml)",
+      cites="verl 0.6.0 to 0.9.1 verl/trainer/config/rollout/rollout.yaml (name: ???); OmegaConf raises "
             "MissingMandatoryValue when verl's TaskRunner reads the key")
 def mandatory_values(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
     """A key verl's config leaves '???' (mandatory) that the launch does not set: the first read of it in the
@@ -220,9 +226,9 @@ def mandatory_values(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue
     if ctx.config is None or "actor" not in roles:
         return
     for key in missing(ctx.config, "", True):
-        engine = key.endswith("rollout.name")  # verl 0.9.1's rollout registry: vllm, sglang, trtllm
+        engine = key.endswith("rollout.name")  # every release's rollout registry has vllm and sglang
         yield error(key, tr("{key} has no value ('???' in verl's config) and the launch does not set it: verl stops "
                             "with MissingMandatoryValue when it reads it", key=key), "verl-mandatory-value",
                     override=f"{key}=vllm" if engine else None,
-                    hint=tr("the rollout engines verl builds: vllm (vllm-ascend on Ascend), sglang, trtllm")
+                    hint=tr("the rollout engines every verl release builds: vllm (vllm-ascend on Ascend) and sglang")
                     if engine else "")
