@@ -117,7 +117,14 @@ class Row:
     fix sets no value (a deletion loses the value a thread's ``key=value`` keeps)."""
 
 
+#: The sections of verl's config: a thread's key under one is a whole verl path, matched whole (an actor key named
+#: for a rollout failure is not the thread's key); other projects' flags are matched by their last name.
+_VERL = ("actor_rollout_ref.", "critic.", "data.", "trainer.", "algorithm.", "reward_model.", "reward.")
+
+
 def _leaf(key: str) -> str:
+    if key.startswith(_VERL):
+        return key
     return key.lstrip("-").replace("-", "_").rsplit(".", 1)[-1]
 
 
@@ -141,11 +148,13 @@ def rows() -> tuple[Row, ...]:
             code, named = found.exit_code, tuple(c.key for c in found.causes)
             keeps = {_leaf(a[k]) for a in meta["at_fault"] for k in ("key", "verl") if a.get(k) and a.get("fix")}
             # a deletion fixes a key the thread gives no value for; where the thread's fix keeps a value, it loses it
-            with_fix = {_leaf(c.key) for c in found.causes if c.fix or (c.delete and _leaf(c.key) not in keeps)}
+            forms = lambda key: {_leaf(key), _leaf(key).rsplit(".", 1)[-1]}  # noqa: E731
+            with_fix = {name for c in found.causes if c.fix or (c.delete and not forms(c.key) & keeps)
+                        for name in forms(c.key)}
         except Exception:  # noqa: BLE001 - counted, never hidden
             code, named, with_fix = -1, (), set()
         want = {_leaf(a[k]) for a in meta["at_fault"] for k in ("key", "verl") if a.get(k)}
-        got = {_leaf(k) for k in named}
+        got = {_leaf(k) for k in named} | {_leaf(k).rsplit(".", 1)[-1] for k in named}  # whole, and by last name
         if code == -1:
             result = "crash"
         elif want:
