@@ -504,3 +504,18 @@ def test_what_a_review_found_gives_no_wrong_line():
     assert diagnose("[36m(TaskRunner pid=1)[0m ValueError: torch says use num_workers=0 or max_length=8192").causes \
         == []  # generic names other libraries print are not verl's settings
     assert diagnose("Error executing job with overrides: [" + "1+" * 5000 + "1]\nValueError: x").exit_code == 1
+
+
+def test_a_dataset_file_not_found_names_its_data_key_and_a_pasted_frame_keeps_its_frames():
+    log = ('  File "/x/verl/trainer/main_ppo.py", line 219, in create_rl_dataset\n'
+           "    dataset = dataset_cls(\n"
+           '  File "/x/datasets/data_files.py", line 383, in resolve_pattern\n'
+           "    raise FileNotFoundError(error_msg)\n"
+           "FileNotFoundError: Unable to find '/root/data/gsm8k/test.parquet'\n")
+    (cause,) = diagnose(log).causes
+    assert (cause.key, cause.fix) == ("data.val_files", None)  # the file must exist: no line makes it
+    fused = ('File "/w/verl/utils/experimental/torch_functional.py", line 25, in _fused_linear_for_ppo_fwd\n'
+             "logits = (hidden_states @ vocab_weights.t()) / temperature\n"  # the code line, its indent lost
+             "RuntimeError: setStorage: sizes [896, 151936] are out of bounds for storage of size 0\n")
+    (cause,) = diagnose(fused).causes
+    assert cause.fix == "actor_rollout_ref.model.use_fused_kernels=False"

@@ -36,8 +36,9 @@ from ._blame import (
 from ._config import accessed, appended, dataclass_refusal, parent_missing, refused, refused_override
 from ._log import Raised, clean, exceptions, logged_launch, roots
 from ._replay import Replay, clears, replay
+from ._said import named
 from ._sites import Match, by_line, match
-from ._stack import code_access, explain, full_key, named
+from ._stack import code_access, explain, full_key
 
 #: At most this many distinct first raises are explained (a log of a thousand workers repeats one).
 MOST = 8

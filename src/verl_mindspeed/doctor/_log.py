@@ -121,6 +121,8 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
             in_trace = True
             frames.append((frame.group("file"), int(frame.group("line")), frame.group("fn") or ""))
             i += 1
+            if i < len(lines) and _source_line(lines[i][0]):  # its code line, whose indent a paste may have lost
+                i += 1
             continue
         match = _EXC.match(line)
         if match and not line.startswith((" " * 4, "\t")):
@@ -150,6 +152,13 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
             in_trace, frames = False, []  # a traceback that ended without an exception line (cut)
         i += 1
     return found
+
+
+def _source_line(line: str) -> bool:
+    """The code line a frame prints under it: not a frame, an exception, a chain or a poster's cut."""
+    stripped = line.strip()
+    return bool(stripped) and not _FRAME.match(line) and not _EXC.match(line) and stripped not in _ELIDED and \
+        not any(stripped.startswith(c) for c in _CHAIN) and not stripped.startswith("Traceback")
 
 
 def _message(first: str, lines: list[tuple[str, int]], i: int) -> tuple[str, int]:

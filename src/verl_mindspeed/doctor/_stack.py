@@ -15,9 +15,7 @@ by a log's text:
 - A config key verl's own code writes into a struct-mode config (``policy_loss["x"] = ...``) is verl's fault, not
   the launch's; one it reads and the config lacks is a key the launch can add. OmegaConf's ``full_key:`` line, or
   the only verl path with that last name, says where the key is.
-- A message that advises the override to set (``Please set `actor_rollout_ref.rollout.mode=async```) gives it.
-- A raise no index holds (vLLM's, a recipe's) that prints verl settings by name with their values names those keys;
-  "``a (x) is smaller than b (y)``" moves ``a`` up to ``y``, the message's own advice.
+- What a message itself says (advice, a dataset file, settings it prints) is :mod:`._said`'s.
 - Memory run out in the rollout engine's allocator (``torch_memory_saver``, vLLM, SGLang) while it shares the device
   with training: the rollout's static memory fraction is the setting that leaves the rest too little.
 """
@@ -29,9 +27,10 @@ from typing import Optional
 
 from ..catalog import verl_keys
 from ..i18n import tr
-from ._blame import ACTOR, MODEL_FIELDS, Cause, Verdict, verl_leaves
+from ._blame import Cause, Verdict, verl_leaves
 from ._log import Raised
 from ._replay import Replay
+from ._said import advised, data_file
 from ._sites import Match, relative
 from ._verl import release, rollout_engines, sections_of
 
@@ -40,7 +39,8 @@ _SWITCHED = (
     (("verl/models/mcore/loader.py", "/megatron/checkpoint_utils/"),
      ("actor_rollout_ref.actor.megatron.use_mbridge", "actor_rollout_ref.ref.megatron.use_mbridge"), "True",
      "legacy"),
-    (("model_forward_fused.py",), ("actor_rollout_ref.model.use_fused_kernels",), "False", "fused"),
+    (("model_forward_fused.py", "verl/utils/experimental/torch_functional.py"),
+     ("actor_rollout_ref.model.use_fused_kernels",), "False", "fused"),
 )
 #: Functions that build one implementation by a name key: no branch taken leaves their result unassigned.
 _DISPATCH = {"_build_rollout": "actor_rollout_ref.rollout.name"}
@@ -55,7 +55,7 @@ MEMORY_KEY = "actor_rollout_ref.rollout.gpu_memory_utilization"
 
 def explain(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
     """The verdict a fact about the stack's code gives on ``raised`` (None: no fact applies)."""
-    for fact in (_chunk, _switched, _dispatch, _arguments, _advised, _memory):
+    for fact in (_chunk, _switched, _dispatch, _arguments, advised, data_file, _memory):
         verdict = fact(raised, site, launch)
         if verdict is not None:
             return verdict
@@ -169,74 +169,6 @@ def _arguments(raised: Raised, site: Optional[Match], launch: Optional[Replay]) 
     return Verdict("override", what, [Cause(f, delete=True) for f in flags], tuple(flags), "likely")
 
 
-_ADVISED = re.compile(r"\b(?:[Ss]et|[Uu]se|[Pp]ass|[Aa]dd|[Tt]ry|[Ss]pecify)\s+(?:the\s+)?[`'\"]"
-                      r"(?P<line>\+{0,2}(?P<key>[a-z_][\w]*(?:\.[\w]+)+)=(?P<value>[^\s`'\"]+))[`'\"]")
-
-
-def _advised(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
-    """A message that quotes the override to set ("Please set `actor_rollout_ref.rollout.mode=async`"): the raise's
-    own advice, when the key is one of verl's."""
-    for hit in _ADVISED.finditer(raised.message):
-        key = hit.group("key")
-        if key in verl_keys._data()["keys"] and _written(launch, key) != hit.group("value"):
-            what = tr("{type}: the message itself gives the line to set ({line})", type=raised.type,
-                      line=hit.group("line"))
-            return Verdict("override", what, [Cause(key, hit.group("line"))], (key.rsplit(".", 1)[-1],), "likely")
-    return None
-
-
-_VALUED = re.compile(r"\b(?P<leaf>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\s*\(|=|:\s*)(?P<value>-?\d+(?:\.\d+)?)\)?")
-_SMALLER = re.compile(r"\b(?P<a>[a-z_]+) \((?P<x>\d+)\) is (?:smaller|less) than (?P<b>[a-z_]+) \((?P<y>\d+)\)")
-
-
-#: How messages abbreviate the engine's sizes ("world size must be divisible by ETP * EP * PP").
-_SIZES = {"TP": "tensor_model_parallel_size", "PP": "pipeline_model_parallel_size", "CP": "context_parallel_size",
-          "EP": "expert_model_parallel_size", "ETP": "expert_tensor_parallel_size",
-          "VPP": "virtual_pipeline_model_parallel_size"}
-
-
-_PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3} ?\* ?){1,5}[A-Z]{2,3}) ?\( ?\d+(?: ?\* ?\d+){1,5}")
-
-
-def _printed_sizes(message: str) -> list[str]:
-    """The abbreviated sizes a product in the message prints (``ETP * EP * PP (1 * 32 * 4 = 128)``): the engine's,
-    which a bare ``TP=4`` may not be (a rollout's)."""
-    named = [n.strip() for hit in _PRODUCT.finditer(message[:20000]) for n in hit.group("names").split("*")]
-    return [n for n in dict.fromkeys(named) if n in _SIZES]
-
-
-def _path(leaf: str) -> Optional[str]:
-    """The one verl key a printed name is: its only path, else the rollout's or the actor's."""
-    paths = verl_leaves().get(leaf, ())
-    mine = [p for p in paths if p.startswith("actor_rollout_ref.")]
-    return paths[0] if len(paths) == 1 else (mine[0] if len(mine) == 1 else None)
-
-
-def named(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
-    """A raise no index holds (vLLM's, a recipe's) whose message prints verl settings by name with their values
-    (``max_num_batched_tokens (8192) is smaller than max_model_len (9216)``): those keys, possible causes; where
-    the message says one is smaller than the other, the first moved up to the second is its own advice. Only names
-    specific enough to be verl's (two underscores at least: not ``num_workers`` or ``max_length``, which torch and
-    others print too), and no model fact."""
-    if site is not None:
-        return None
-    keys = {m.group("leaf"): _path(m.group("leaf")) for m in _VALUED.finditer(raised.message[:20000])
-            if m.group("leaf").count("_") >= 2 and m.group("leaf") not in MODEL_FIELDS}
-    keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(raised.message)})
-    keys = {leaf: key for leaf, key in keys.items() if key}
-    if not keys:
-        return None
-    smaller = _SMALLER.search(raised.message)
-    causes = []
-    for leaf, key in keys.items():
-        fix = f"{key}={smaller.group('y')}" if smaller and smaller.group("a") == leaf and \
-            smaller.group("b") in keys else None
-        causes.append(Cause(key, fix))
-    what = tr("{type}: {message} (raised by code no index here holds; the message prints {keys})", type=raised.type,
-              message=_first(raised)[:160], keys=", ".join(keys))
-    return Verdict("override", what, causes, tuple(keys), "likely" if any(c.fix for c in causes) else "possible")
-
-
 def _memory(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
     if not _OOM.search(raised.message) and "OutOfMemory" not in raised.type:
         return None
@@ -293,4 +225,4 @@ def code_access(raised: Raised) -> Optional[tuple[str, bool]]:
     return frames[inner - 1][1], frames[inner][1] in _WRITES
 
 
-__all__ = ["MEMORY_KEY", "named", "batch_key", "code_access", "divisible_batch", "explain", "full_key"]
+__all__ = ["MEMORY_KEY", "batch_key", "code_access", "divisible_batch", "explain", "full_key"]

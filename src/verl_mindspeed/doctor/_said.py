@@ -1,0 +1,122 @@
+"""What a message itself says, where no index site or code fact places it.
+
+- A message that advises the override to set (``Please set `actor_rollout_ref.rollout.mode=async```) gives it.
+- A file not found while verl reads its dataset names the data key whose file it is.
+- A raise no index holds (vLLM's, a recipe's) that prints verl settings by name with their values names those keys;
+  "``a (x) is smaller than b (y)``" moves ``a`` up to ``y``, the message's own advice. Sizes abbreviated in a
+  printed product (``ETP * EP * PP (1 * 32 * 4 = 128)``) are the engine's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..catalog import verl_keys
+from ..i18n import tr
+from ._blame import ACTOR, MODEL_FIELDS, Cause, Verdict, verl_leaves
+from ._log import Raised
+from ._replay import Replay
+from ._sites import Match
+
+
+def _written(launch: Optional[Replay], key: str) -> Optional[str]:
+    return launch.value(key) if launch is not None else None
+
+
+def _first(raised: Raised) -> str:
+    return raised.message.splitlines()[0][:200] if raised.message else ""
+
+
+_ADVISED = re.compile(r"\b(?:[Ss]et|[Uu]se|[Pp]ass|[Aa]dd|[Tt]ry|[Ss]pecify)\s+(?:the\s+)?[`'\"]"
+                      r"(?P<line>\+{0,2}(?P<key>[a-z_][\w]*(?:\.[\w]+)+)=(?P<value>[^\s`'\"]+))[`'\"]")
+
+
+def advised(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
+    """A message that quotes the override to set ("Please set `actor_rollout_ref.rollout.mode=async`"): the raise's
+    own advice, when the key is one of verl's."""
+    for hit in _ADVISED.finditer(raised.message):
+        key = hit.group("key")
+        if key in verl_keys._data()["keys"] and _written(launch, key) != hit.group("value"):
+            what = tr("{type}: the message itself gives the line to set ({line})", type=raised.type,
+                      line=hit.group("line"))
+            return Verdict("override", what, [Cause(key, hit.group("line"))], (key.rsplit(".", 1)[-1],), "likely")
+    return None
+
+
+_UNFOUND = re.compile(r"(?:Unable to find|No such file or directory:?|does not exist:?|not found:?)\s*"
+                      r"'(?P<path>[^']+)'")
+#: verl's functions that read the dataset files ``data.train_files`` / ``data.val_files`` name.
+_DATA_READERS = ("create_rl_dataset", "_read_files_and_tokenize", "_create_dataloader")
+
+
+def data_file(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
+    """A file not found while verl reads its dataset: the data key that names it (the one whose value is that path,
+    else ``val_files`` for a test or validation file and ``train_files`` for the rest). No line: the file has to
+    exist where the workers run (verl's ``examples/data_preprocess`` scripts write them)."""
+    hit = _UNFOUND.search(raised.message)
+    if raised.type != "FileNotFoundError" or hit is None or not any(fn in _DATA_READERS
+                                                                    for _p, _l, fn in raised.frames):
+        return None
+    path = hit.group("path")
+    keys = [k for k in ("data.train_files", "data.val_files") if path in (_written(launch, k) or "")]
+    key = keys[0] if keys else ("data.val_files" if re.search(r"(?:^|[/_.-])(?:test|val\w*)[/_.-]", path)
+                                else "data.train_files")
+    what = tr("{type}: the dataset file {path} is not where the workers read it: {key} names it; write it there "
+              "(verl's examples/data_preprocess scripts) or point {key} at it", type=raised.type, path=path, key=key)
+    return Verdict("override", what, [Cause(key)], (key.rsplit(".", 1)[-1],), "likely")
+
+
+_VALUED = re.compile(r"\b(?P<leaf>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\s*\(|=|:\s*)(?P<value>-?\d+(?:\.\d+)?)\)?")
+_SMALLER = re.compile(r"\b(?P<a>[a-z_]+) \((?P<x>\d+)\) is (?:smaller|less) than (?P<b>[a-z_]+) \((?P<y>\d+)\)")
+
+
+#: How messages abbreviate the engine's sizes ("world size must be divisible by ETP * EP * PP").
+_SIZES = {"TP": "tensor_model_parallel_size", "PP": "pipeline_model_parallel_size", "CP": "context_parallel_size",
+          "EP": "expert_model_parallel_size", "ETP": "expert_tensor_parallel_size",
+          "VPP": "virtual_pipeline_model_parallel_size"}
+
+
+_PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3} ?\* ?){1,5}[A-Z]{2,3}) ?\( ?\d+(?: ?\* ?\d+){1,5}")
+
+
+def _printed_sizes(message: str) -> list[str]:
+    """The abbreviated sizes a product in the message prints (``ETP * EP * PP (1 * 32 * 4 = 128)``): the engine's,
+    which a bare ``TP=4`` may not be (a rollout's)."""
+    named = [n.strip() for hit in _PRODUCT.finditer(message[:20000]) for n in hit.group("names").split("*")]
+    return [n for n in dict.fromkeys(named) if n in _SIZES]
+
+
+def _path(leaf: str) -> Optional[str]:
+    """The one verl key a printed name is: its only path, else the rollout's or the actor's."""
+    paths = verl_leaves().get(leaf, ())
+    mine = [p for p in paths if p.startswith("actor_rollout_ref.")]
+    return paths[0] if len(paths) == 1 else (mine[0] if len(mine) == 1 else None)
+
+
+def named(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
+    """A raise no index holds (vLLM's, a recipe's) whose message prints verl settings by name with their values
+    (``max_num_batched_tokens (8192) is smaller than max_model_len (9216)``): those keys, possible causes; where
+    the message says one is smaller than the other, the first moved up to the second is its own advice. Only names
+    specific enough to be verl's (two underscores at least: not ``num_workers`` or ``max_length``, which torch and
+    others print too), and no model fact."""
+    if site is not None:
+        return None
+    keys = {m.group("leaf"): _path(m.group("leaf")) for m in _VALUED.finditer(raised.message[:20000])
+            if m.group("leaf").count("_") >= 2 and m.group("leaf") not in MODEL_FIELDS}
+    keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(raised.message)})
+    keys = {leaf: key for leaf, key in keys.items() if key}
+    if not keys:
+        return None
+    smaller = _SMALLER.search(raised.message)
+    causes = []
+    for leaf, key in keys.items():
+        fix = f"{key}={smaller.group('y')}" if smaller and smaller.group("a") == leaf and \
+            smaller.group("b") in keys else None
+        causes.append(Cause(key, fix))
+    what = tr("{type}: {message} (raised by code no index here holds; the message prints {keys})", type=raised.type,
+              message=_first(raised)[:160], keys=", ".join(keys))
+    return Verdict("override", what, causes, tuple(keys), "likely" if any(c.fix for c in causes) else "possible")
+
+
+__all__ = ["advised", "data_file", "named"]
