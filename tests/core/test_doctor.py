@@ -519,3 +519,9 @@ def test_a_dataset_file_not_found_names_its_data_key_and_a_pasted_frame_keeps_it
              "RuntimeError: setStorage: sizes [896, 151936] are out of bounds for storage of size 0\n")
     (cause,) = diagnose(fused).causes
     assert cause.fix == "actor_rollout_ref.model.use_fused_kernels=False"
+
+
+def test_a_raise_printed_without_a_message_is_read():
+    """``AssertionError`` alone (a bare ``assert``) has no first line to quote: the doctor still answers."""
+    found = diagnose("Traceback (most recent call last):\n  File \"/x/y.py\", line 3, in f\nAssertionError\n")
+    assert found.exit_code in (0, 1) and len(found.failures) == 1

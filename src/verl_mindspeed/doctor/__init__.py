@@ -26,19 +26,17 @@ from ._blame import (
     environment,
     fields_of,
     helpless,
-    hydra_advice,
-    hydra_key,
     lifted_after,
     not_the_launch,
     paths_for,
     solve,
 )
-from ._config import accessed, appended, dataclass_refusal, parent_missing, refused, refused_override
+from ._config import accessed, appended, hydra_advice, hydra_key, parent_missing, refused, refused_override
 from ._log import Raised, clean, exceptions, logged_launch, roots
 from ._replay import Replay, clears, replay
 from ._said import named
 from ._sites import Match, by_line, match
-from ._stack import code_access, explain, full_key
+from ._stack import code_access, dataclass_refusal, explain, full_key
 
 #: At most this many distinct first raises are explained (a log of a thousand workers repeats one).
 MOST = 8
@@ -221,7 +219,7 @@ def _unique(causes: list[Cause]) -> list[Cause]:
 
 
 def _what(raised: Raised, site: Optional[Match]) -> Msg:
-    first = raised.message.splitlines()[0][:240] if raised.message else ""
+    first = raised.first_line[:240]
     if site is None:
         return tr("{type}: {message}", type=raised.type, message=first)
     releases = ", ".join(site.releases[:4]) + (" ..." if len(site.releases) > 4 else "")

@@ -28,14 +28,6 @@ MODEL_FIELDS = frozenset({
     "ffn_hidden_size", "num_moe_experts", "num_experts", "vocab_size", "kv_channels", "padded_vocab_size",
     "max_position_embeddings", "moe_ffn_hidden_size", "first_k_dense_replace", "num_hidden_layers", "head_dim",
     "intermediate_size", "num_key_value_groups", "world_size", "data_parallel_size", "rank"})
-_HYDRA_KEY = re.compile(r"(?:Could not override|Key|An item is already at|Could not delete from config\.|"
-                        r"Could not append to config\. An item is already at) '(?P<key>[\w.@/-]+)'"
-                        r"|Missing mandatory value:? '?(?P<missing>[\w.@/-]+)")
-_APPEND = re.compile(r"To append to your config use \+(?P<arg>\S+)")
-#: Hydra's advice for a '+' on a key the config has: its line without the '+' is the fix.
-_NO_PLUS = re.compile(r"Either remove \+ prefix: '(?P<line>[^\n…]+=[^\n…]*)'[ \t]*$|"
-                      r"Or add a second \+ to add or override '(?P<key>[\w.@/-]+)': '\+\+(?P<forced>[^\n]+)'[ \t]*$",
-                      re.M)
 _ENV = re.compile(r"(?:environment variable|env var(?:iable)?|export)\s+`?(?P<var>[A-Z][A-Z0-9_]{2,})`?"
                   r"(?:[^.\n]*?(?:\bto\b|=)\s*`?(?P<value>[\w./:-]+))?", re.I)
 _MODULE = re.compile(r"No module named '(?P<mod>[\w.]+)'|cannot import name '(?P<name>\w+)' from '(?P<from>[\w.]+)'"
@@ -114,30 +106,6 @@ def paths_for(leaf: str, package: str = "verl", chains: tuple[str, ...] = ()) ->
     if package == "verl" and "_" in leaf and len(leaf) >= 8:
         return list(verl_leaves().get(leaf, ()))[:2]
     return []
-
-
-def hydra_advice(raised: Raised) -> Optional[tuple[str, str]]:
-    """(key, line) where Hydra's own message gives the fix: a '+' on a key the config already has ("Either remove
-    + prefix: 'k=v'"), the line without it."""
-    for hit in _NO_PLUS.finditer(raised.message):
-        line = hit.group("line") or hit.group("forced")
-        return line.split("=", 1)[0], line
-    return None
-
-
-def hydra_key(raised: Raised, found: Optional[Match]) -> Optional[tuple[str, Optional[str]]]:
-    """(key, the argument as the log shows it) of a Hydra composition failure."""
-    bound = found.bound if found else {}
-    key = bound.get("override.key_or_group") or bound.get("key")
-    hit = _HYDRA_KEY.search(raised.message)
-    key = key or (hit.group("key") or hit.group("missing") if hit else None)
-    advice = hydra_advice(raised)
-    key = key or (advice[0] if advice else None)
-    if not key or not re.fullmatch(r"[\w.@/+~-]+", key):
-        return None
-    append = _APPEND.search(raised.message)
-    arg = append.group("arg") if append else (bound.get("override.input_line") or "").split(" ")[0] or None
-    return key.lstrip("+~"), arg
 
 
 def environment(raised: Raised, found: Optional[Match]) -> Optional[Cause]:
@@ -229,16 +197,16 @@ def not_the_launch(raised: Raised, found: Optional[Match]) -> Verdict:
                  message) and raised.type == "TypeError":
         return Verdict("version-skew", tr(
             "TypeError between two packages' functions ({message}): their versions do not match; no launch key is at "
-            "fault", message=message.splitlines()[0][:160]), certainty="possible")
+            "fault", message=raised.first_line[:160]), certainty="possible")
     if re.search(r"out of memory|OutOfMemory|\bOOM\b|内存不足|NPU memory", message, re.I):
         return Verdict("resource", tr(
             "the device ran out of memory ({message}): no launch key is wrong as such; the memory the layout needs "
             "is the question (verl-mindspeed plan, or check with --model-config for the estimated peak)",
-            message=message.splitlines()[0][:160]), certainty="likely")
+            message=raised.first_line[:160]), certainty="likely")
     if re.search(r"timed? ?out|timeout|HCCL|NCCL|socket|connection (?:refused|reset)|EI\d{4}", message, re.I):
         return Verdict("resource", tr(
             "a collective or connection between processes failed ({message}): the network or a peer process, not a "
-            "launch key", message=message.splitlines()[0][:160]), certainty="possible")
+            "launch key", message=raised.first_line[:160]), certainty="possible")
     if found is not None:
         lifted = lifted_after(found)
         where = f"{found.site.file} ({found.site.package} {', '.join(found.releases[:4])})"
@@ -252,7 +220,7 @@ def not_the_launch(raised: Raised, found: Optional[Match]) -> Verdict:
                 certainty="likely")
         return Verdict("upstream", tr("raised by {where} on a condition no launch key sets: {condition}", where=where,
                                       condition=found.site.condition or "-"), certainty="possible")
-    return Verdict("unknown", tr("{type}: {message}", type=raised.type, message=message.splitlines()[0][:200]),
+    return Verdict("unknown", tr("{type}: {message}", type=raised.type, message=raised.first_line[:200]),
                    certainty="none")
 
 
@@ -295,5 +263,4 @@ def _releases_of(package: str) -> tuple[str, ...]:
 
 
 __all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "helpless",
-           "hydra_advice", "hydra_key", "lifted_after", "not_the_launch", "paths_for", "solve", "source_tree",
-           "verl_leaves"]
+           "lifted_after", "not_the_launch", "paths_for", "solve", "source_tree", "verl_leaves"]

@@ -6,6 +6,9 @@ lacks.
   nothing wrong with it, the release that ran predates (or follows) the releases that have it: the argument is
   deleted, and the message names those releases. When every release here has it, the config the run composed was
   not verl's own: Hydra's ``+`` line adds it (a deletion would lose the value).
+- Hydra's messages name the key (``hydra_key``), the argument as written ("To append to your config use +k=v",
+  in any exception of the log: ``appended``) and, for a ``+`` on a key the config has, its own advice
+  (``hydra_advice``).
 - Hydra's own advice for a ``+`` on a key the config has ("Either remove + prefix: 'k=v'") is the fix.
 - verl's own code wrote a key into a struct-mode config: verl's bug, no launch key (a verl fix or release).
 - verl's own code read a key the config lacks (or a bare ``Key 'k' is not in struct``, which no override caused):
@@ -23,7 +26,48 @@ from ..overrides import hydra_value
 from ._blame import Cause, Verdict
 from ._log import Raised
 from ._replay import Replay, clears, replay
+from ._sites import Match
 from ._verl import default, release, releases_with
+
+_HYDRA_KEY = re.compile(r"(?:Could not override|Key|An item is already at|Could not delete from config\.|"
+                        r"Could not append to config\. An item is already at) '(?P<key>[\w.@/-]+)'"
+                        r"|Missing mandatory value:? '?(?P<missing>[\w.@/-]+)")
+_APPEND = re.compile(r"To append to your config use \+(?P<arg>\S+)")
+#: Hydra's advice for a '+' on a key the config has: its line without the '+' is the fix.
+_NO_PLUS = re.compile(r"Either remove \+ prefix: '(?P<line>[^\n…]+=[^\n…]*)'[ \t]*$|"
+                      r"Or add a second \+ to add or override '(?P<key>[\w.@/-]+)': '\+\+(?P<forced>[^\n]+)'[ \t]*$",
+                      re.M)
+
+def hydra_advice(raised: Raised) -> Optional[tuple[str, str]]:
+    """(key, line) where Hydra's own message gives the fix: a '+' on a key the config already has ("Either remove
+    + prefix: 'k=v'"), the line without it."""
+    for hit in _NO_PLUS.finditer(raised.message):
+        line = hit.group("line") or hit.group("forced")
+        return line.split("=", 1)[0], line
+    return None
+
+
+def appended(found: list[Raised]) -> dict[str, str]:
+    """key -> the argument Hydra's "To append to your config use +k=v" line shows, in any exception of the log (with
+    HYDRA_FULL_ERROR the root is OmegaConf's and the argument is in the chained one)."""
+    return {key: arg for r in found for hit in _APPEND.finditer(r.message) for arg in [hit.group("arg")]
+            for key in [arg.split("=", 1)[0]] if "=" in arg and re.fullmatch(r"[\w.@/-]+", key)}
+
+
+def hydra_key(raised: Raised, found: Optional[Match]) -> Optional[tuple[str, Optional[str]]]:
+    """(key, the argument as the log shows it) of a Hydra composition failure."""
+    bound = found.bound if found else {}
+    key = bound.get("override.key_or_group") or bound.get("key")
+    hit = _HYDRA_KEY.search(raised.message)
+    key = key or (hit.group("key") or hit.group("missing") if hit else None)
+    advice = hydra_advice(raised)
+    key = key or (advice[0] if advice else None)
+    if not key or not re.fullmatch(r"[\w.@/+~-]+", key):
+        return None
+    append = _APPEND.search(raised.message)
+    arg = append.group("arg") if append else (bound.get("override.input_line") or "").split(" ")[0] or None
+    return key.lstrip("+~"), arg
+
 
 #: Hydra's words for an override it refused (as opposed to code reading or writing a key).
 _REFUSED = ("Could not override", "Could not append", "Could not delete")
@@ -33,20 +77,7 @@ def refused_override(message: str) -> bool:
     return any(word in message for word in _REFUSED)
 
 
-_IN_CLASS = re.compile(r"not in '(?P<cls>[A-Z]\w+)'")
-_APPEND_LINE = re.compile(r"To append to your config use \+(?P<arg>(?P<key>[\w.@/-]+)=\S*)")
 _STRUCT = re.compile(r"Key '(?P<key>[\w@/-]+)' is not in struct")
-
-
-def dataclass_refusal(raised: Raised) -> bool:
-    """A config dataclass refused a key the section holds (``Key 'x' not in 'HFModelConfig'``): the launch's key."""
-    return bool(_IN_CLASS.search(raised.message))
-
-
-def appended(found: list[Raised]) -> dict[str, str]:
-    """key -> the argument Hydra's "To append to your config use +k=v" line shows, in any exception of the log (with
-    HYDRA_FULL_ERROR the root is OmegaConf's and the argument is in the chained one)."""
-    return {hit.group("key"): hit.group("arg") for r in found for hit in _APPEND_LINE.finditer(r.message)}
 
 
 def parent_missing(raised: Raised, key: str) -> Optional[str]:
@@ -152,4 +183,5 @@ def _tree_options(options: dict) -> dict:
     return {k: v for k, v in options.items() if k in ("verl_version", "verl_config_dir", "verl_source")}
 
 
-__all__ = ["accessed", "added", "appended", "dataclass_refusal", "parent_missing", "refused", "refused_override"]
+__all__ = ["accessed", "added", "appended", "hydra_advice", "hydra_key", "parent_missing", "refused",
+           "refused_override"]

@@ -65,6 +65,11 @@ class Raised:
     """The type a Ray wrapper names: ``RayTaskError(AssertionError)``."""
 
     @property
+    def first_line(self) -> str:
+        """The message's first line (empty for a raise printed without one: ``AssertionError``)."""
+        return self.message.splitlines()[0] if self.message.strip() else ""
+
+    @property
     def last_frame(self) -> Optional[tuple[str, int, str]]:
         return self.frames[-1] if self.frames else None
 
@@ -133,7 +138,7 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
                                 chained=chained and in_trace, inner=match.group("inner")))
             in_trace, frames, chained = False, [], False
             continue
-        if _HYDRA_LINES.match(stripped) or _HYDRA_LINES.search(stripped) and "Or add a second +" in stripped:
+        if _HYDRA_LINES.search(stripped):
             # Hydra prints its error without a type unless HYDRA_FULL_ERROR=1 (its advice may open a cut excerpt)
             message, i = _message(stripped, lines, i + 1)
             found.append(Raised("ConfigCompositionException", message, [], stream, number))
@@ -214,6 +219,8 @@ _OVERRIDES = re.compile(r"Error executing job with overrides: (?P<list>\[.*\])\s
 def logged_launch(text: str) -> Optional[list[str]]:
     """The overrides Hydra printed when the job failed (``Error executing job with overrides: [...]``): the
     launch's own arguments, when the list is whole (a cut list would replay defaults in place of what it lost)."""
+    if "Error executing job with overrides" not in text:
+        return None  # most logs: no second pass over every line
     for _stream, line, _number in clean(text):
         hit = _OVERRIDES.search(line)
         if hit is None:

@@ -44,6 +44,11 @@ class Replay:
             i.key in keys or i.key.rsplit(".", 1)[-1] in leaves or i.rule in citing)]
 
 
+def launch_value(launch: Optional[Replay], key: str) -> Optional[str]:
+    """What the launch, when there is one, writes for ``key`` (:meth:`Replay.value`)."""
+    return launch.value(key) if launch is not None else None
+
+
 def replay(argv: Sequence[str], source: Optional[LaunchFile] = None, after: Optional[Callable] = None,
            **options) -> Optional[Replay]:
     """``check`` on the launch (then ``after`` on its resolution: ``check --upstream``'s run); None when it cannot
@@ -85,4 +90,4 @@ def clears(launch: Replay, issue: Issue, source: Optional[LaunchFile] = None, **
     return not [i for i in again.issues if i.severity == "error" and i.rule == issue.rule and i.key == issue.key]
 
 
-__all__ = ["Replay", "clears", "pasted", "replay"]
+__all__ = ["Replay", "clears", "launch_value", "pasted", "replay"]

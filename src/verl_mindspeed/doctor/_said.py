@@ -16,17 +16,8 @@ from ..catalog import verl_keys
 from ..i18n import tr
 from ._blame import ACTOR, MODEL_FIELDS, Cause, Verdict, verl_leaves
 from ._log import Raised
-from ._replay import Replay
+from ._replay import Replay, launch_value
 from ._sites import Match
-
-
-def _written(launch: Optional[Replay], key: str) -> Optional[str]:
-    return launch.value(key) if launch is not None else None
-
-
-def _first(raised: Raised) -> str:
-    return raised.message.splitlines()[0][:200] if raised.message else ""
-
 
 _ADVISED = re.compile(r"\b(?:[Ss]et|[Uu]se|[Pp]ass|[Aa]dd|[Tt]ry|[Ss]pecify)\s+(?:the\s+)?[`'\"]"
                       r"(?P<line>\+{0,2}(?P<key>[a-z_][\w]*(?:\.[\w]+)+)=(?P<value>[^\s`'\"]+))[`'\"]")
@@ -37,7 +28,7 @@ def advised(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> 
     own advice, when the key is one of verl's."""
     for hit in _ADVISED.finditer(raised.message):
         key = hit.group("key")
-        if key in verl_keys._data()["keys"] and _written(launch, key) != hit.group("value"):
+        if key in verl_keys._data()["keys"] and launch_value(launch, key) != hit.group("value"):
             what = tr("{type}: the message itself gives the line to set ({line})", type=raised.type,
                       line=hit.group("line"))
             return Verdict("override", what, [Cause(key, hit.group("line"))], (key.rsplit(".", 1)[-1],), "likely")
@@ -59,7 +50,7 @@ def data_file(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -
                                                                     for _p, _l, fn in raised.frames):
         return None
     path = hit.group("path")
-    keys = [k for k in ("data.train_files", "data.val_files") if path in (_written(launch, k) or "")]
+    keys = [k for k in ("data.train_files", "data.val_files") if path in (launch_value(launch, k) or "")]
     key = keys[0] if keys else ("data.val_files" if re.search(r"(?:^|[/_.-])(?:test|val\w*)[/_.-]", path)
                                 else "data.train_files")
     what = tr("{type}: the dataset file {path} is not where the workers read it: {key} names it; write it there "
@@ -115,7 +106,7 @@ def named(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
             smaller.group("b") in keys else None
         causes.append(Cause(key, fix))
     what = tr("{type}: {message} (raised by code no index here holds; the message prints {keys})", type=raised.type,
-              message=_first(raised)[:160], keys=", ".join(keys))
+              message=raised.first_line[:160], keys=", ".join(keys))
     return Verdict("override", what, causes, tuple(keys), "likely" if any(c.fix for c in causes) else "possible")
 
 

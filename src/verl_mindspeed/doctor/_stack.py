@@ -29,7 +29,7 @@ from ..catalog import verl_keys
 from ..i18n import tr
 from ._blame import Cause, Verdict, verl_leaves
 from ._log import Raised
-from ._replay import Replay
+from ._replay import Replay, launch_value
 from ._said import advised, data_file
 from ._sites import Match, relative
 from ._verl import release, rollout_engines, sections_of
@@ -60,14 +60,6 @@ def explain(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> 
         if verdict is not None:
             return verdict
     return None
-
-
-def _first(raised: Raised) -> str:
-    return raised.message.splitlines()[0][:200] if raised.message else ""
-
-
-def _written(launch: Optional[Replay], key: str) -> Optional[str]:
-    return launch.value(key) if launch is not None else None
 
 
 def _int(text: Optional[str]) -> Optional[int]:
@@ -111,7 +103,7 @@ def _chunk(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> O
         return None
     size, chunks = printed
     key = batch_key(raised, launch)
-    value = divisible_batch(size, chunks, _int(_written(launch, key)))
+    value = divisible_batch(size, chunks, _int(launch_value(launch, key)))
     what = tr("{type}: verl splits a batch of {size} over the worker group's {chunks} ranks and needs equal parts: "
               "the batch ({key}) must make a multiple of the world size", type=raised.type, size=size, chunks=chunks,
               key=key)
@@ -132,7 +124,7 @@ def _switched(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -
                   "does not know this model's layers; mbridge converts them", type=raised.type) if path == "legacy" \
             else tr("{type} inside verl's fused-kernel forward, which runs because use_fused_kernels is on: turning it "
                     "off takes the plain forward", type=raised.type)
-        written = [k for k in keys if _written(launch, k) is not None]
+        written = [k for k in keys if launch_value(launch, k) is not None]
         return Verdict("override", what, [Cause(k, f"{k}={value}") for k in (written or keys)], (), "possible")
     return None
 
@@ -144,7 +136,7 @@ def _dispatch(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -
     key = _DISPATCH.get(function)
     if key is None:
         return None
-    name = _written(launch, key)
+    name = launch_value(launch, key)
     engines = [e for e in rollout_engines() if e != name]
     what = tr("{type} in verl's {function}, which builds the engine {key} names: this worker has no engine of that "
               "name{shown}; name one it builds", type=raised.type, function=function, key=key,
@@ -175,14 +167,14 @@ def _memory(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> 
     where = raised.message + " " + " ".join(path for path, _line, _fn in raised.frames)
     if not any(part in where for part in _ROLLOUT_ALLOC):
         return None
-    written = _written(launch, MEMORY_KEY)
+    written = launch_value(launch, MEMORY_KEY)
     try:
         lower = max(0.1, round(float(written) - 0.1, 2)) if written else None
         fix = f"{MEMORY_KEY}={lower}" if lower is not None and lower < float(written) else None
     except ValueError:
         fix = None
     what = tr("the device ran out of memory in the rollout engine's allocator ({message}): the rollout keeps a static "
-              "share of the device ({key}); lowering it leaves training more", message=_first(raised)[:160],
+              "share of the device ({key}); lowering it leaves training more", message=raised.first_line[:160],
               key=MEMORY_KEY)
     return Verdict("resource", what, [Cause(MEMORY_KEY, fix)], (MEMORY_KEY.rsplit(".", 1)[-1],), "possible")
 
@@ -192,6 +184,11 @@ _WRITES = ("__setitem__", "__setattr__", "_set_value", "_set_item_impl")
 
 
 _IN_CLASS = re.compile(r"not in '(?P<cls>[A-Z]\w+)'")
+
+
+def dataclass_refusal(raised: Raised) -> bool:
+    """A config dataclass refused a key the section holds (``Key 'x' not in 'HFModelConfig'``): the launch's key."""
+    return bool(_IN_CLASS.search(raised.message))
 
 
 def full_key(raised: Raised, key: str) -> str:
@@ -225,4 +222,4 @@ def code_access(raised: Raised) -> Optional[tuple[str, bool]]:
     return frames[inner - 1][1], frames[inner][1] in _WRITES
 
 
-__all__ = ["MEMORY_KEY", "batch_key", "code_access", "divisible_batch", "explain", "full_key"]
+__all__ = ["MEMORY_KEY", "batch_key", "code_access", "dataclass_refusal", "divisible_batch", "explain", "full_key"]
