@@ -331,8 +331,9 @@ def _fields(node: Optional[ast.expr]) -> Iterator[str]:
     if node is None:
         return
     for n in ast.walk(node):
-        if _getter(n):
-            yield _getter(n)
+        size = _getter(n)
+        if size:
+            yield size
         if isinstance(n, ast.Attribute):
             yield n.attr
         elif isinstance(n, ast.Call) and _name(n.func) in ("getattr", "hasattr") and len(n.args) >= 2 and \

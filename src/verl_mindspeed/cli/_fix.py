@@ -67,13 +67,13 @@ def fix_and_check(ns: argparse.Namespace, source: Optional[LaunchFile], issues: 
     target = ns.fix_to or ns.args_file
     applied, rounds, diff, again, (code, payload, text, issues) = fix_rounds(
         ns.args_file, source, issues, target, lambda fixed: check_one(list(fixed.argv), ns, fixed))
+    left = sum(i.severity == "error" for i in issues)
     summary = render(trn("fixed {n} error in {file}; {left} without a fix", "fixed {n} errors in {file}; {left} "
-                         "without a fix", applied, n=applied, file=target,
-                         left=len([i for i in issues if i.severity == "error"])), ns.lang) if applied else \
+                         "without a fix", applied, n=applied, file=target, left=left), ns.lang) if applied else \
         render(tr("nothing to fix in {file}", file=ns.args_file), ns.lang)
     if fmt == "json":
         payload = {**payload, "fixed": {"file": target, "applied": applied, "rounds": rounds,
-                                        "without_fix": len([i for i in issues if i.severity == "error"]),
+                                        "without_fix": left,
                                         "diff": diff}}
     elif fmt == "text":
         print(diff + summary + "\n" if diff else summary + "\n")

@@ -209,7 +209,8 @@ def batch_fits(plans: list, batch: Optional[dict], world: int) -> tuple[list, li
         dp = world // (p.layout.tp * p.layout.pp * p.layout.cp)
         return not any(batch_faults(dp, train, n, mini, micro, batch.get("dynamic") is True))
 
-    return [p for p in plans if fits(p)], [p for p in plans if not fits(p)]
+    verdicts = [(p, fits(p)) for p in plans]
+    return [p for p, ok in verdicts if ok], [p for p, ok in verdicts if not ok]
 
 
 def complete(plans: list, source: Any, limit: int, **options: Any) -> list:

@@ -212,7 +212,8 @@ def mandatory_values(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue
     def missing(node, path: str, live: bool):
         if not isinstance(node, DictConfig) or node._is_none() or node._is_missing() or node._is_interpolation():
             return
-        live = live and node.get("enable", True) is not False if "enable" in node else live
+        if "enable" in node and node.get("enable") is False:
+            live = False  # a section switched off: nothing under it is read
         for key in node.keys():
             where = f"{path}.{key}" if path else str(key)
             if where == "hydra":  # Hydra's own node (a config composed as its app runs): not verl's
