@@ -423,6 +423,77 @@ def test_a_key_a_config_dataclass_refuses_is_placed_in_its_section():
     assert "did you mean 'enable_activation_offload'" in str(found.failures[0].verdict.what)
 
 
+def test_a_cut_override_list_still_gives_the_argument_the_user_wrote():
+    """Hydra's override list cut short is not replayed, but each item it shows whole is the argument as written:
+    the near miss of a dataclass field becomes the line that keeps the value under the right name, and its '+'."""
+    require("verl")
+    from verl_mindspeed.doctor._log import logged_arguments
+
+    listed = ("Error executing job with overrides: ['algorithm.adv_estimator=grpo', \"data.prompt_key='q'\", "
+              "'+actor_rollout_ref.model.enable_activation_offloading=True', 'actor_rollout_ref.rollout.n=8', "
+              "'actor_rollout_ref.rollout.gpu_memory_ut")
+    assert logged_arguments(listed) == {
+        "algorithm.adv_estimator": "algorithm.adv_estimator=grpo", "data.prompt_key": "data.prompt_key='q'",
+        "actor_rollout_ref.model.enable_activation_offloading":
+            "+actor_rollout_ref.model.enable_activation_offloading=True",
+        "actor_rollout_ref.rollout.n": "actor_rollout_ref.rollout.n=8"}  # the cut item is not an argument
+    log = ("omegaconf.errors.ConfigKeyError: Key 'enable_activation_offloading' not in 'HFModelConfig'\n"
+           "    full_key: enable_activation_offloading\n    object_type=HFModelConfig\n")
+    found = diagnose(log + listed + "\n[...]\n")
+    (cause,) = found.causes
+    assert not found.launch_from_log
+    assert cause.fix == ("~actor_rollout_ref.model.enable_activation_offloading "
+                         "++actor_rollout_ref.model.enable_activation_offload=True")
+    assert "did you mean 'enable_activation_offload'" in str(found.failures[0].verdict.what)
+    # pasted at the end of the launch, the line leaves no error about either key
+    from verl_mindspeed.doctor._replay import pasted, replay
+
+    argv = ["--config-name=ppo_megatron_trainer", *BASIC, "+actor_rollout_ref.model.enable_activation_offloading=True"]
+    after = replay(pasted(argv, cause.fix))
+    assert not [i for i in after.issues if i.severity == "error" and "activation_offload" in i.key]
+    assert replay(argv).about(["actor_rollout_ref.model.enable_activation_offloading"])
+
+
+def test_the_engine_arguments_verl_passes_its_rollout_settings_as_are_read_from_its_servers():
+    require("verl")
+    from verl_mindspeed.doctor._verl import engine_arguments
+
+    rollout = "actor_rollout_ref.rollout."
+    found = engine_arguments()
+    assert found["tensor_parallel_size"] == rollout + "tensor_model_parallel_size"  # vLLM's
+    assert found["mem_fraction_static"] == rollout + "gpu_memory_utilization"  # SGLang's
+    assert found["max_num_batched_tokens"] == rollout + "max_num_batched_tokens"
+    assert "seed" not in found  # verl passes replica_rank + seed: no one setting
+
+
+@pytest.mark.parametrize("message, causes", [
+    # vLLM's, in words: the divisor set to the largest value that divides both (28 and the 8 devices it divided)
+    ("ValueError: Total number of attention heads (28) must be divisible by tensor parallel size (8).",
+     [("actor_rollout_ref.rollout.tensor_model_parallel_size", "actor_rollout_ref.rollout.tensor_model_parallel_size"
+                                                                "=4")]),
+    ("ValueError: Total number of attention heads (32) must be divisible by tensor parallel size (8).", None),
+    ("ValueError: ppo_mini_batch_size (32) must be divisible by ppo_micro_batch_size_per_gpu (12)",
+     [("actor_rollout_ref.actor.ppo_mini_batch_size", None),
+      ("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"
+                                                                "=4")]),
+    # quoted without a value, and in words with a fraction: named, no line (the value written is not in the log)
+    ("ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in "
+     "KV cache (20000). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+     "engine.", [("actor_rollout_ref.rollout.max_model_len", None),
+                 ("actor_rollout_ref.rollout.gpu_memory_utilization", None)]),
+    ("ValueError: Free memory on device (30.5/79.1 GiB) on startup is less than desired GPU memory utilization (0.9, "
+     "71.2 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+     [("actor_rollout_ref.rollout.gpu_memory_utilization", None)]),
+])
+def test_a_rollout_engines_message_names_the_verl_key_it_prints(message, causes):
+    require("verl")
+    found = diagnose(f"(WorkerDict pid=2222) {message}\n")
+    if causes is None:  # 8 divides 32: nothing printed is wrong, so no value is offered
+        assert all(c.fix is None for c in found.causes)
+        return
+    assert [(c.key, c.fix) for c in found.causes] == causes
+
+
 def test_hydras_own_advice_for_a_plus_on_a_key_the_config_has_is_the_fix():
     """"Could not append ... An item is already at": Hydra prints the line without the '+', even in an excerpt that
     opens mid-advice."""

@@ -32,7 +32,7 @@ from ._blame import (
     solve,
 )
 from ._config import accessed, appended, hydra_advice, hydra_key, parent_missing, refused, refused_override
-from ._log import Raised, clean, exceptions, logged_launch, roots
+from ._log import Raised, clean, exceptions, logged_arguments, logged_launch, roots
 from ._replay import Replay, clears, replay
 from ._said import named
 from ._sites import Match, by_line, match
@@ -81,7 +81,7 @@ def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[L
                                                               for a in logged) else []) + logged
     launch = replay(list(argv), source, upstream, **options) if argv is not None else None
     firsts = roots(found)[:MOST]
-    appends = appended(found)
+    appends = {**appended(found), **logged_arguments(text)}  # the list Hydra printed holds them as written
     return Diagnosis([_one(r, launch, options, appends) for r in firsts], len(text.splitlines()), len(found),
                      argv is not None, logged is not None)
 
@@ -123,7 +123,7 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
         dataclass = dataclass_refusal(raised)
         by_override = refused_override(raised.message) or raised.type == "ConfigCompositionException" or any(
             fn == "_apply_overrides_to_config" for _f, _l, fn in raised.frames) or dataclass
-        return refused(key, hydra[1] or (appends or {}).get(key), what, launch, options, by_override,
+        return refused(key, (appends or {}).get(key) or hydra[1], what, launch, options, by_override,
                        raised.type == "MissingMandatoryValue", parent_missing(raised, key), dataclass)
     env = environment(raised, site)
     if env is not None:

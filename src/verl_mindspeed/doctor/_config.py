@@ -48,14 +48,15 @@ def hydra_advice(raised: Raised) -> Optional[tuple[str, str]]:
 
 
 def appended(found: list[Raised]) -> dict[str, str]:
-    """key -> the argument Hydra's "To append to your config use +k=v" line shows, in any exception of the log (with
-    HYDRA_FULL_ERROR the root is OmegaConf's and the argument is in the chained one)."""
-    return {key: arg for r in found for hit in _APPEND.finditer(r.message) for arg in [hit.group("arg")]
+    """key -> the argument the user wrote, as Hydra's "To append to your config use +k=v" line shows it (without the
+    '+' the advice adds), in any exception of the log (with HYDRA_FULL_ERROR the root is OmegaConf's and the argument
+    is in the chained one)."""
+    return {key: arg for r in found for hit in _APPEND.finditer(r.message) for arg in [hit.group("arg").lstrip("+")]
             for key in [arg.split("=", 1)[0]] if "=" in arg and re.fullmatch(r"[\w.@/-]+", key)}
 
 
 def hydra_key(raised: Raised, found: Optional[Match]) -> Optional[tuple[str, Optional[str]]]:
-    """(key, the argument as the log shows it) of a Hydra composition failure."""
+    """(key, the argument as the user wrote it) of a Hydra composition failure."""
     bound = found.bound if found else {}
     key = bound.get("override.key_or_group") or bound.get("key")
     hit = _HYDRA_KEY.search(raised.message)
@@ -64,8 +65,8 @@ def hydra_key(raised: Raised, found: Optional[Match]) -> Optional[tuple[str, Opt
     key = key or (advice[0] if advice else None)
     if not key or not re.fullmatch(r"[\w.@/+~-]+", key):
         return None
-    append = _APPEND.search(raised.message)
-    arg = append.group("arg") if append else (bound.get("override.input_line") or "").split(" ")[0] or None
+    append = _APPEND.search(raised.message)  # the advice adds a '+' to the argument the user wrote
+    arg = append.group("arg").lstrip("+") if append else (bound.get("override.input_line") or "").split(" ")[0] or None
     return key.lstrip("+~"), arg
 
 
@@ -105,7 +106,7 @@ def refused(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], o
     probe, unknown = launch, False
     if launch is None or not launch.about([key]):
         unknown = not (arg and "=" in arg)  # the value written is not in the log: probed with null
-        written = arg.lstrip("+") if not unknown else f"++{key}=null"  # Hydra's advice adds the '+'
+        written = arg if not unknown else f"++{key}=null"
         probe = replay(["--config-name=ppo_megatron_trainer", *([] if missing else [written])], None,
                        **_tree_options(options))
     found = probe.about([key]) if probe else []
@@ -125,7 +126,8 @@ def refused(key: str, arg: Optional[str], what: Msg, launch: Optional[Replay], o
     fix = issue.override if issue else None
     delete = bool(issue and not fix and issue.deletes)
     if unknown and not missing and fix and fix.endswith("=null"):  # check's line carries the probe's value, not the
-        fix, delete = None, True  # launch's: the argument goes, and check's words say what it meant
+        fix, delete = None, True  # launch's: the argument goes
+    if issue is not None:  # check's words say what the key is (a near miss, a release's field)
         what = tr("{what}: {check}", what=what, check=issue.message)
     return Verdict("override", what, [Cause(key, fix, confirmed, delete)], (key.rsplit(".", 1)[-1],),
                    "confirmed" if confirmed else "likely")

@@ -214,6 +214,9 @@ def roots(found: list[Raised]) -> list[Raised]:
 
 
 _OVERRIDES = re.compile(r"Error executing job with overrides: (?P<list>\[.*\])\s*$")
+_OPENED = re.compile(r"Error executing job with overrides: \[(?P<items>.*)")
+#: One item of Python's repr of a list of strings: single-quoted, or double-quoted where it holds a single quote.
+_ITEM = re.compile(r"'((?:[^'\\]|\\.)*)'" r'|"((?:[^"\\]|\\.)*)"')
 
 
 def logged_launch(text: str) -> Optional[list[str]]:
@@ -235,4 +238,22 @@ def logged_launch(text: str) -> Optional[list[str]]:
     return None
 
 
-__all__ = ["Raised", "clean", "exceptions", "logged_launch", "roots"]
+def logged_arguments(text: str) -> dict[str, str]:
+    """key -> the argument as written, for each item Hydra's override list shows whole, even where the list itself
+    is cut: too little to replay, enough to know what the user wrote for a key the failure names."""
+    if "Error executing job with overrides" not in text:
+        return {}
+    out: dict[str, str] = {}
+    for _stream, line, _number in clean(text):
+        hit = _OPENED.search(line)
+        if hit is None:
+            continue
+        for item in _ITEM.finditer(hit.group("items")[:200_000]):
+            arg = item.group(1) if item.group(1) is not None else item.group(2)
+            key = arg.split("=", 1)[0].lstrip("+~")
+            if "=" in arg and re.fullmatch(r"[\w.@/-]+", key):
+                out.setdefault(key, arg)
+    return out
+
+
+__all__ = ["Raised", "clean", "exceptions", "logged_arguments", "logged_launch", "roots"]

@@ -18,6 +18,7 @@ from ._blame import ACTOR, MODEL_FIELDS, Cause, Verdict, verl_leaves
 from ._log import Raised
 from ._replay import Replay, launch_value
 from ._sites import Match
+from ._verl import engine_arguments
 
 _ADVISED = re.compile(r"\b(?:[Ss]et|[Uu]se|[Pp]ass|[Aa]dd|[Tt]ry|[Ss]pecify)\s+(?:the\s+)?[`'\"]"
                       r"(?P<line>\+{0,2}(?P<key>[a-z_][\w]*(?:\.[\w]+)+)=(?P<value>[^\s`'\"]+))[`'\"]")
@@ -58,7 +59,7 @@ def data_file(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -
     return Verdict("override", what, [Cause(key)], (key.rsplit(".", 1)[-1],), "likely")
 
 
-_VALUED = re.compile(r"\b(?P<leaf>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\s*\(|=|:\s*)(?P<value>-?\d+(?:\.\d+)?)\)?")
+_VALUED = re.compile(r"\b(?P<leaf>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\s*\(|=|:\s*| )(?P<value>-?\d+(?:\.\d+)?)\b\)?")
 _SMALLER = re.compile(r"\b(?P<a>[a-z_]+) \((?P<x>\d+)\) is (?:smaller|less) than (?P<b>[a-z_]+) \((?P<y>\d+)\)")
 
 
@@ -85,26 +86,84 @@ def _path(leaf: str) -> Optional[str]:
     return paths[0] if len(paths) == 1 else (mine[0] if len(mine) == 1 else None)
 
 
+#: A name the message prints in words, with its value ("tensor parallel size (8)"): an engine argument's words.
+_WORDED = re.compile(r"\b(?P<words>[A-Za-z]+(?: [A-Za-z]+){1,4}) \(?(?P<value>\d+(?:\.\d+)?)\b\)?")
+_QUOTED = re.compile(r"`(?P<leaf>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)`")
+_DIVIDES = re.compile(r"(?P<x>\d+)\)?\.? (?:must|should|has to) be (?:divisible by|a multiple of) |"
+                      r"(?P<x2>\d+)\)? is not (?:divisible by|a multiple of) ")
+
+
+def _printed_keys(message: str) -> dict[str, tuple[str, Optional[int], int]]:
+    """leaf (as printed) -> (verl key, the value printed with it or None, where it is printed): verl settings by
+    name (two underscores at least, no model fact), the engine arguments verl passes its rollout settings as, in
+    snake case or in words, and engine arguments a message quotes without a value (vLLM's "increasing
+    `gpu_memory_utilization`")."""
+    engine = {name: key for name, key in engine_arguments().items() if "_" in name}
+    out: dict[str, tuple[str, Optional[int], int]] = {}
+    for m in _VALUED.finditer(message):
+        leaf = m.group("leaf")
+        key = engine.get(leaf) or (_path(leaf) if leaf.count("_") >= 2 and leaf not in MODEL_FIELDS else None)
+        if key:
+            out.setdefault(leaf, (key, _int(m.group("value")), m.start()))
+    for m in _WORDED.finditer(message):
+        words = m.group("words").lower().split()
+        leaf = next(("_".join(words[n:]) for n in range(len(words) - 1) if "_".join(words[n:]) in engine), None)
+        if leaf is not None:
+            out.setdefault(leaf, (engine[leaf], _int(m.group("value")), m.start() + m.group("words").lower().index(
+                leaf.split("_")[0] + " ")))
+    for m in _QUOTED.finditer(message):
+        leaf = m.group("leaf")
+        key = engine.get(leaf) or (_path(leaf) if leaf.count("_") >= 2 and leaf not in MODEL_FIELDS else None)
+        if key:
+            out.setdefault(leaf, (key, None, m.start()))
+    return out
+
+
+def _int(text: str) -> Optional[int]:
+    return int(text) if text.lstrip("-").isdigit() else None
+
+
+def _divisor_fix(message: str, printed: dict[str, tuple[str, Optional[int], int]]) -> dict[str, int]:
+    """"x must be divisible by b (y)", b a setting: b set to gcd(x, y), the largest value that divides x and still
+    divides whatever y divided (a world size, a batch): the nearest value that clears this without breaking those."""
+    from math import gcd
+
+    out: dict[str, int] = {}
+    for hit in _DIVIDES.finditer(message):
+        x = int(hit.group("x") or hit.group("x2"))
+        after = sorted((at, leaf) for leaf, (_k, value, at) in printed.items() if at >= hit.end() - 1 and value)
+        if after and after[0][0] - hit.end() < 40:
+            leaf = after[0][1]
+            y = printed[leaf][1]
+            if x > 0 and gcd(x, y) < y:
+                out[leaf] = gcd(x, y)
+    return out
+
+
 def named(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
-    """A raise no index holds (vLLM's, a recipe's) whose message prints verl settings by name with their values
-    (``max_num_batched_tokens (8192) is smaller than max_model_len (9216)``): those keys, possible causes; where
-    the message says one is smaller than the other, the first moved up to the second is its own advice. Only names
-    specific enough to be verl's (two underscores at least: not ``num_workers`` or ``max_length``, which torch and
-    others print too), and no model fact."""
+    """A raise no index holds (vLLM's, a recipe's) whose message prints verl settings by name, or the engine
+    arguments verl passes them as (``max_num_batched_tokens (8192) is smaller than max_model_len (9216)``,
+    ``tensor parallel size (8)``): those keys, possible causes. Where the message says one is smaller than the
+    other, the first moved up to the second is its own advice; where a printed number must be divisible by a setting,
+    the setting's largest value that divides both. Only names specific enough to be verl's (two underscores at
+    least: not ``num_workers`` or ``max_length``, which torch and others print too, or an argument verl's rollout
+    passes), and no model fact."""
     if site is not None:
         return None
-    keys = {m.group("leaf"): _path(m.group("leaf")) for m in _VALUED.finditer(raised.message[:20000])
-            if m.group("leaf").count("_") >= 2 and m.group("leaf") not in MODEL_FIELDS}
-    keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(raised.message)})
-    keys = {leaf: key for leaf, key in keys.items() if key}
+    message = raised.message[:20000]
+    printed = _printed_keys(message)
+    keys = {leaf: key for leaf, (key, _v, _a) in printed.items()}
+    keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(message)})
     if not keys:
         return None
-    smaller = _SMALLER.search(raised.message)
+    smaller = _SMALLER.search(message)
+    divisor = _divisor_fix(message, printed)
     causes = []
     for leaf, key in keys.items():
         fix = f"{key}={smaller.group('y')}" if smaller and smaller.group("a") == leaf and \
-            smaller.group("b") in keys else None
-        causes.append(Cause(key, fix))
+            smaller.group("b") in keys else (f"{key}={divisor[leaf]}" if leaf in divisor else None)
+        if all(c.key != key for c in causes):
+            causes.append(Cause(key, fix))
     what = tr("{type}: {message} (raised by code no index here holds; the message prints {keys})", type=raised.type,
               message=raised.first_line[:160], keys=", ".join(keys))
     return Verdict("override", what, causes, tuple(keys), "likely" if any(c.fix for c in causes) else "possible")

@@ -1,5 +1,5 @@
 """What verl's own config and code say about a key a log names: the value verl gives it, the releases that have it,
-the rollout engines it builds.
+the rollout engines it builds, the engine arguments its rollout settings become.
 
 Read from the verl the checks use (the installed one, or ``--verl-version``'s tree): the config is composed as
 ``check`` composes it, the rollout registry is read from ``verl/workers/rollout/base.py`` without importing verl.
@@ -104,4 +104,43 @@ def rollout_engines(verl_version: Optional[str] = None) -> tuple[str, ...]:
     return ()
 
 
-__all__ = ["default", "release", "releases_with", "rollout_engines", "sections_of"]
+def _rollout_reads(node: ast.AST, aliases: dict[str, str]) -> Optional[str]:
+    """The rollout setting an expression is: ``self.config.x`` (any ``*.config.x``), or a local bound to one."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "config":
+        return node.attr
+    if isinstance(node, ast.Name):
+        return aliases.get(node.id)
+    return None
+
+
+@lru_cache(maxsize=8)
+def engine_arguments(verl_version: Optional[str] = None) -> dict[str, str]:
+    """Engine argument -> the rollout key verl passes as it (``tensor_parallel_size`` ->
+    ``actor_rollout_ref.rollout.tensor_model_parallel_size``, SGLang's ``mem_fraction_static`` ->
+    ``...gpu_memory_utilization``): the dict entries and keywords of verl's rollout servers whose value is a setting
+    of the rollout config, or a local bound to one (``infer_tp``). Empty when those files are not at hand."""
+    found = _tree(verl_version)
+    if found is None or found.tree.root is None:
+        return {}
+    keys = verl_keys._data()["keys"]
+    out: dict[str, str] = {}
+    for path in sorted((found.tree.root / "verl" / "workers" / "rollout").glob("*/*.py")):
+        try:
+            module = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue
+        for function in (n for n in ast.walk(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            aliases = {t.id: read for n in ast.walk(function) if isinstance(n, ast.Assign)
+                       for read in [_rollout_reads(n.value, {})] if read for t in n.targets if isinstance(t, ast.Name)}
+            pairs = [(k.value, v) for n in ast.walk(function) if isinstance(n, ast.Dict)
+                     for k, v in zip(n.keys, n.values) if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            pairs += [(kw.arg, kw.value) for n in ast.walk(function) if isinstance(n, ast.Call)
+                      for kw in n.keywords if kw.arg]
+            for name, value in pairs:
+                read = _rollout_reads(value, aliases)
+                if read and f"actor_rollout_ref.rollout.{read}" in keys:
+                    out.setdefault(name, f"actor_rollout_ref.rollout.{read}")
+    return out
+
+
+__all__ = ["default", "engine_arguments", "release", "releases_with", "rollout_engines", "sections_of"]
