@@ -596,3 +596,26 @@ def test_a_raise_printed_without_a_message_is_read():
     """``AssertionError`` alone (a bare ``assert``) has no first line to quote: the doctor still answers."""
     found = diagnose("Traceback (most recent call last):\n  File \"/x/y.py\", line 3, in f\nAssertionError\n")
     assert found.exit_code in (0, 1) and len(found.failures) == 1
+
+
+def test_a_log_pasted_as_a_markdown_quote_is_read_and_a_debug_variable_is_never_the_cause(tmp_path, capsys):
+    """A thread's log quoted with '> ' is read as the log (its frames, the message's end); a variable a message names
+    only to print more (Hydra's HYDRA_FULL_ERROR, OmegaConf's OC_CAUSE) is never what failed. A launch script that
+    runs another one leaves the log to be read alone, and says so."""
+    quoted = ("> Traceback (most recent call last):\n"
+              ">   File \"/usr/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py\", line 3728, in "
+              "all_gather\n>     work = group.allgather([tensor_list], [tensor])\n"
+              "> RuntimeError: Tensors must be contiguous\n> \n"
+              "> Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n")
+    found = diagnose(quoted)
+    (failure,) = found.failures
+    assert failure.raised.frames and failure.raised.message == "Tensors must be contiguous"
+    assert not found.causes
+    assert not diagnose("RuntimeError: Tensors must be contiguous (set env var OC_CAUSE=1 for full trace)\n").causes
+    log, wrapper = tmp_path / "log.txt", tmp_path / "run.sh"
+    log.write_text(quoted)
+    wrapper.write_text("bash recipe/dapo/run_dapo_qwen2.5_7b.sh\n")
+    assert main(["doctor", str(log), "--args-file", str(wrapper), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert "no 'python3 -m <module> ...' launch line found" in out["launch_unread"] and not out["launch_replayed"]
+    assert main(["doctor", str(log), "--args-file", str(tmp_path / "missing.sh")]) == 2  # a wrong path stays an error

@@ -10,15 +10,17 @@ for; 2: the log holds no failure, or cannot be read.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any
 
 from ..doctor import Diagnosis, diagnose
+from ..errors import EvaluationError
 from ..i18n import render, tr, trn, trp
 from ..launch import read_launch_file
 from ..report import SCHEMA_VERSION
-from . import _output, _upstream
+from . import _args, _output, _upstream
 from ._args import UsageError, add_common, add_judging_options, add_stack_options
 
 
@@ -59,10 +61,15 @@ def _read(path: str) -> str:
 def run(ns: argparse.Namespace) -> int:
     start = time.perf_counter()
     text = _read(ns.log)
-    argv, source = list(ns.argv or []), None
+    argv, source, unread = list(ns.argv or []), None, None
     if ns.args_file:
-        source = read_launch_file(ns.args_file)
-        argv = [*source.argv, *argv]
+        try:
+            source = read_launch_file(ns.args_file)
+            argv = [*source.argv, *argv]
+        except EvaluationError as exc:
+            if not os.path.isfile(ns.args_file):
+                raise
+            unread = _args.reason(exc)  # a script that runs another one (bash recipe/...sh): the log is still read
     src = _upstream.sources_of(ns)  # --upstream: the replay runs MindSpeed's own code on the launch too
     options: dict[str, Any] = {k: v for k, v in (("verl_version", ns.verl_version), ("model_config", ns.model_config),
                                                  ("release", ns.mindspeed_release), ("megatron_core", ns.megatron_core),
@@ -71,9 +78,9 @@ def run(ns: argparse.Namespace) -> int:
     found = diagnose(text, argv if (argv or source) else None, source, after, **options)
     elapsed = time.perf_counter() - start
     if ns.json:
-        print(_output.dump(payload(found, ns.lang)))
+        print(_output.dump({**payload(found, ns.lang), "launch_unread": render(unread, ns.lang) if unread else None}))
     else:
-        print(report(found, ns.log, ns.lang, elapsed))
+        print(report(found, ns.log, ns.lang, elapsed, unread))
     return found.exit_code
 
 
@@ -101,10 +108,13 @@ def payload(found: Diagnosis, lang: str) -> dict[str, Any]:
             "launch_replayed": found.launch_given, "launch_from_log": found.launch_from_log}
 
 
-def report(found: Diagnosis, path: str, lang: str, elapsed: float) -> str:
+def report(found: Diagnosis, path: str, lang: str, elapsed: float, unread: Any = None) -> str:
     say = lambda text: render(text, lang)  # noqa: E731
     lines = [f"verl-mindspeed doctor  |  {path}  |  " + say(trn(
         "{n} line, {k} exceptions", "{n} lines, {k} exceptions", found.lines, n=found.lines, k=found.raised)), ""]
+    if unread:
+        lines[-1:] = [say(tr("launch not read ({why}): the log alone is diagnosed; give the script or args file that "
+                             "holds the python3 -m line", why=say(unread))), ""]
     if found.launch_from_log:
         lines[-1:] = [say(tr("launch: the overrides Hydra printed in the log (Error executing job with overrides), "
                              "replayed by check")), ""]

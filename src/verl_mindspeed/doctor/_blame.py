@@ -108,8 +108,14 @@ def paths_for(leaf: str, package: str = "verl", chains: tuple[str, ...] = ()) ->
     return []
 
 
+#: Variables a message names only to print more (a full trace, a debug log): never what failed.
+_DIAGNOSTIC = frozenset({"HYDRA_FULL_ERROR", "OC_CAUSE", "TORCH_SHOW_CPP_STACKTRACES", "CUDA_LAUNCH_BLOCKING",
+                         "ASCEND_LAUNCH_BLOCKING", "NCCL_DEBUG", "HCCL_DEBUG", "TORCH_DISTRIBUTED_DEBUG",
+                         "RAY_IGNORE_UNHANDLED_ERRORS", "RAY_BACKEND_LOG_LEVEL", "ASCEND_GLOBAL_LOG_LEVEL"})
+
+
 def environment(raised: Raised, found: Optional[Match]) -> Optional[Cause]:
-    hit = _ENV.search(raised.message)
+    hit = next((h for h in _ENV.finditer(raised.message) if h.group("var").upper() not in _DIAGNOSTIC), None)
     condition = found.site.condition if found and found.site.condition else ""
     if hit is None:
         env = re.search(r"environ(?:\.get)?\(?\[?['\"](?P<var>[A-Z][A-Z0-9_]+)['\"]", condition)

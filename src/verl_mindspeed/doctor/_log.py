@@ -77,11 +77,16 @@ class Raised:
         return self.type, " ".join(self.message.split())[:300]
 
 
+#: A log pasted as a Markdown quote: "> " opens each line (never Python's ">>> " prompt).
+_QUOTE = re.compile(r"^> ?(?=[^>]|$)")
+
+
 def clean(text: str) -> list[tuple[str, str, int]]:
-    """(stream, line, 1-based position) for each line, colours and Ray's prefixes and tails removed."""
+    """(stream, line, 1-based position) for each line, colours, a Markdown quote's '> ', Ray's prefixes and tails
+    removed."""
     out = []
     for number, raw in enumerate(text.splitlines(), 1):
-        line = _REPEATED.sub("", _ANSI.sub("", raw.replace("\r", "")))
+        line = _QUOTE.sub("", _REPEATED.sub("", _ANSI.sub("", raw.replace("\r", ""))))
         stream = "driver"
         match = _PREFIX.match(line)
         if match and (match.group("pid") or match.group("who") in ("TaskRunner", "WorkerDict", "raylet")):
