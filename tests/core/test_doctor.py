@@ -619,3 +619,35 @@ def test_a_log_pasted_as_a_markdown_quote_is_read_and_a_debug_variable_is_never_
     out = json.loads(capsys.readouterr().out)
     assert "no 'python3 -m <module> ...' launch line found" in out["launch_unread"] and not out["launch_replayed"]
     assert main(["doctor", str(log), "--args-file", str(tmp_path / "missing.sh")]) == 2  # a wrong path stays an error
+
+
+def test_a_bare_assert_is_matched_by_the_line_its_frame_prints():
+    """A bare ``assert`` prints no message: the code line under its frame says which assert failed. One the index
+    does not hold (a later release's) is not taken for another assert of the same file, whose setting it would
+    blame; one it holds is found by that line."""
+    def log(line: int, code: str) -> str:
+        return ("Traceback (most recent call last):\n"
+                f'  File "/env/megatron/core/optimizer_param_scheduler.py", line {line}, in __init__\n'
+                f"    {code}\nAssertionError\n")
+
+    later = diagnose(log(159, "assert self.lr_decay_steps > 0"))
+    assert later.failures[0].site is None and not later.causes  # min_lr's assert (line 64) is not this one
+    assert "assert self.lr_decay_steps > 0" in str(later.failures[0].verdict.what)
+    held = diagnose(log(64, "assert self.min_lr >= 0.0"))
+    assert held.failures[0].site is not None and held.failures[0].site.site.condition == "self.min_lr >= 0.0"
+
+
+def test_a_key_verls_config_copies_from_another_is_named_as_the_user_writes_it():
+    """verl's rollout.prompt_length is ${oc.select:data.max_prompt_length,512}: a failure reading it names the data
+    key the launch writes. A copy whose source is named as well stays (the ref's use_mbridge beside the actor's)."""
+    require("verl")
+    from verl_mindspeed.doctor._verl import written_as
+
+    assert written_as("actor_rollout_ref.rollout.prompt_length") == "data.max_prompt_length"
+    assert written_as("critic.ppo_micro_batch_size_per_gpu") == "critic.ppo_micro_batch_size_per_gpu"  # own legacy
+    found = diagnose("Traceback (most recent call last):\n"
+                     '  File "/verl/verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py", line 177, in __init__\n'
+                     "AssertionError: model context length should be greater than total sequence length\n")
+    keys = [c.key for c in found.causes]
+    assert "data.max_prompt_length" in keys and "data.max_response_length" in keys
+    assert "actor_rollout_ref.rollout.prompt_length" not in keys

@@ -12,7 +12,7 @@ environment, memory or network, upstream code) blames no key and says what it is
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Optional, Sequence
 
@@ -37,6 +37,7 @@ from ._replay import Replay, clears, replay
 from ._said import named
 from ._sites import Match, by_line, match
 from ._stack import code_access, dataclass_refusal, explain, full_key
+from ._verl import written_as
 
 #: At most this many distinct first raises are explained (a log of a thousand workers repeats one).
 MOST = 8
@@ -99,7 +100,24 @@ def _known_lines(text: str) -> list[Raised]:
 
 def _one(raised: Raised, launch: Optional[Replay], options: dict, appends: dict[str, str]) -> Failure:
     site = match(raised)
-    return Failure(raised, site, _verdict(raised, site, launch, options, appends))
+    verdict = _verdict(raised, site, launch, options, appends)
+    return Failure(raised, site, replace(verdict, causes=_as_written(verdict.causes, launch, options)))
+
+
+def _as_written(causes: list[Cause], launch: Optional[Replay], options: dict) -> list[Cause]:
+    """Each cause under the key a user writes: a key verl's config copies from another (the rollout's prompt_length
+    is data.max_prompt_length), where the launch does not write the copy itself, is that other key. A copy whose
+    source is named too stays (the ref's use_mbridge beside the actor's: releases that do not copy it need both)."""
+    out, named = [], {c.key for c in causes}
+    for cause in causes:
+        key = written_as(cause.key, options.get("verl_version")) if "." in cause.key else cause.key
+        if key == cause.key or key in named or (launch is not None and _written(launch, cause.key.rsplit(".", 1)[-1])):
+            out.append(cause)
+            continue
+        fix = f"{key}={cause.fix.split('=', 1)[1]}" if cause.fix and cause.fix.startswith(cause.key + "=") else \
+            cause.fix
+        out.append(replace(cause, key=key, fix=fix))
+    return _unique(out)
 
 
 def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], options: dict,

@@ -63,11 +63,14 @@ class Raised:
     """Raised while handling an earlier exception of the same traceback print (not the root)."""
     inner: Optional[str] = None
     """The type a Ray wrapper names: ``RayTaskError(AssertionError)``."""
+    code: Optional[str] = None
+    """The code line the innermost frame prints (``assert self.lr_decay_steps > 0``), where the log shows it."""
 
     @property
     def first_line(self) -> str:
-        """The message's first line (empty for a raise printed without one: ``AssertionError``)."""
-        return self.message.splitlines()[0] if self.message.strip() else ""
+        """The message's first line; for a raise printed without one (a bare ``AssertionError``), the code line its
+        frame prints, else empty."""
+        return self.message.splitlines()[0] if self.message.strip() else (self.code or "")
 
     @property
     def last_frame(self) -> Optional[tuple[str, int, str]]:
@@ -114,6 +117,7 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
     found: list[Raised] = []
     frames: list[tuple[str, int, str]] = []
     in_trace = chained = pending_chain = False
+    code: Optional[str] = None
     i = 0
     while i < len(lines):
         line, number = lines[i]
@@ -131,7 +135,9 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
             in_trace = True
             frames.append((frame.group("file"), int(frame.group("line")), frame.group("fn") or ""))
             i += 1
+            code = None
             if i < len(lines) and _source_line(lines[i][0]):  # its code line, whose indent a paste may have lost
+                code = lines[i][0].strip()
                 i += 1
             continue
         match = _EXC.match(line)
@@ -140,8 +146,9 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
             kind = match.group("type").rsplit(".", 1)[-1]
             found.append(Raised(kind, message, frames if in_trace else [], stream, number,
                                 wrapper=kind in _WRAPPERS or message.lstrip().startswith("ray::"),
-                                chained=chained and in_trace, inner=match.group("inner")))
-            in_trace, frames, chained = False, [], False
+                                chained=chained and in_trace, inner=match.group("inner"),
+                                code=code if in_trace else None))
+            in_trace, frames, chained, code = False, [], False, None
             continue
         if _HYDRA_LINES.search(stripped):
             # Hydra prints its error without a type unless HYDRA_FULL_ERROR=1 (its advice may open a cut excerpt)

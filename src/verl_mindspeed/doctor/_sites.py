@@ -125,13 +125,16 @@ def match(raised: Raised) -> Optional[Match]:
     """The raise site of ``raised``: by its traceback's frames first (deepest frame that the index knows), then by
     its message among the sites that raise its type."""
     best: Optional[Match] = None
-    for path, line, _fn in reversed(raised.frames):
+    asserted = _asserted(raised) if raised.frames else None
+    for depth, (path, line, _fn) in enumerate(reversed(raised.frames)):
         rel = relative(path)
         if rel is None or rel not in _by_file():
             continue
         for site in _by_file()[rel]:
             if site.exception != raised.type:
                 continue
+            if depth == 0 and asserted is not None and not asserted.startswith(" ".join(site.condition.split())):
+                continue  # the frame prints the assert that failed, and it is not this one
             at_line = tuple(r for r, n in site.releases if n == line)
             bound = _bind(site, raised.message) if site.exprs or site.parts else {}
             if not at_line and bound is None:
@@ -142,6 +145,13 @@ def match(raised: Raised) -> Optional[Match]:
         if best is not None:
             return best
     return _by_message(raised)
+
+
+def _asserted(raised: Raised) -> Optional[str]:
+    """The condition of the ``assert`` the innermost frame prints, spaces normalised (None for any other line)."""
+    code = raised.code or ""
+    return " ".join(code[len("assert "):].split()) if raised.type == "AssertionError" and \
+        code.startswith("assert ") else None
 
 
 def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:

@@ -8,6 +8,7 @@ Read from the verl the checks use (the installed one, or ``--verl-version``'s tr
 from __future__ import annotations
 
 import ast
+import re
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -143,4 +144,32 @@ def engine_arguments(verl_version: Optional[str] = None) -> dict[str, str]:
     return out
 
 
-__all__ = ["default", "engine_arguments", "release", "releases_with", "rollout_engines", "sections_of"]
+_ALIAS = re.compile(r"\$\{(?:oc\.select:)?(?P<ref>\.*[\w.]+)(?:,[^}]*)?\}")
+
+
+@lru_cache(maxsize=256)
+def written_as(key: str, verl_version: Optional[str] = None) -> str:
+    """The key a user writes for ``key``: where verl's config makes it a copy of another
+    (``rollout.prompt_length: ${oc.select:data.max_prompt_length,512}``), that one, followed to its end; else ``key``.
+    A reference within the section (``${oc.select:.ppo_micro_batch_size,null}``) is a legacy name, not followed."""
+    from omegaconf import DictConfig, OmegaConf
+
+    found = _tree(verl_version)
+    seen = {key}
+    while found is not None:
+        node, _, leaf = key.rpartition(".")
+        parent = OmegaConf.select(found.cfg, node) if node else found.cfg
+        if not isinstance(parent, DictConfig) or leaf not in parent or not OmegaConf.is_interpolation(parent, leaf):
+            break
+        hit = _ALIAS.fullmatch(str(parent._get_node(leaf)._value()))
+        if hit is None:
+            break
+        target = hit.group("ref")  # a relative one (".ppo_micro_batch_size") is the section's own legacy name
+        if target.startswith(".") or target in seen or target not in verl_keys._data()["keys"]:
+            break
+        seen.add(target)
+        key = target
+    return key
+
+
+__all__ = ["default", "engine_arguments", "release", "releases_with", "rollout_engines", "sections_of", "written_as"]
