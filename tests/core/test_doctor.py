@@ -651,3 +651,19 @@ def test_a_key_verls_config_copies_from_another_is_named_as_the_user_writes_it()
     keys = [c.key for c in found.causes]
     assert "data.max_prompt_length" in keys and "data.max_response_length" in keys
     assert "actor_rollout_ref.rollout.prompt_length" not in keys
+
+
+def test_a_verl_config_classs_own_field_is_its_sections_key_and_export_is_no_variable():
+    """ActorConfig.validate reads self.ppo_mini_batch_size: the actor's key, not the critic's field of that name
+    (verl converts the actor's section into a class derived from ActorConfig, read from verl's source). The word
+    'export' before a lowercase word in a message is no environment variable."""
+    require("verl")
+    from verl_mindspeed.doctor._verl import class_sections
+
+    assert class_sections("ActorConfig")[0] == "actor_rollout_ref.actor" and class_sections("CriticConfig") == (
+        "critic",)
+    found = diagnose("(TaskRunner pid=1) ValueError: train_batch_size (16) must be >= actor.ppo_mini_batch_size "
+                     "(32)\n")
+    assert [(c.key, c.fix) for c in found.causes] == [
+        ("actor_rollout_ref.actor.ppo_mini_batch_size", "actor_rollout_ref.actor.ppo_mini_batch_size=16")]
+    assert not diagnose("ValueError: the sharded delta export does not support pipeline parallelism\n").causes

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Optional, Sequence
 
+from ..catalog import verl_keys
 from ..i18n import Msg, tr
 from ..launch import LaunchFile
 from ..overrides import split_override
@@ -37,7 +38,7 @@ from ._replay import Replay, clears, replay
 from ._said import named
 from ._sites import Match, by_line, match
 from ._stack import code_access, dataclass_refusal, explain, full_key
-from ._verl import written_as
+from ._verl import class_sections, written_as
 
 #: At most this many distinct first raises are explained (a log of a thousand workers repeats one).
 MOST = 8
@@ -206,12 +207,23 @@ def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repl
         if bound and written:  # the argument whose value the message printed
             printed = str(site.bound[bound[0]]).strip()
             written = [k for k in written if launch.value(k) == printed] or written
-        keys = (written or paths_for(leaf, package, site.site.chains))[:2]
+        keys = (written or _of_class(site, leaf) or paths_for(leaf, package, site.site.chains))[:2]
         if value is not None:  # the setting the condition moves: the others it reads are context
             return Verdict("override", what, [Cause(k, _line(k, value)) for k in keys], tuple(settable), "likely")
         causes += [Cause(k) for k in keys]
     certainty = "likely" if any(c.fix for c in causes) else "possible"
     return Verdict("override", what, _unique(causes), tuple(settable), certainty)
+
+
+def _of_class(site: Match, leaf: str) -> list[str]:
+    """A verl config class's own field (``self.ppo_mini_batch_size`` in ``ActorConfig.validate``): the key of the
+    first section verl converts into that class (the actor's, not the critic's field of the same name)."""
+    cls, _, _method = site.site.function.rpartition(".")
+    if site.site.package != "verl" or not cls or not any(c == f"self.{name}" for c in site.site.chains
+                                                          for name in site.site.names(leaf)):
+        return []
+    keys = verl_keys._data()["keys"]
+    return [path for section in class_sections(cls) for path in [f"{section}.{leaf}"] if path in keys][:1]
 
 
 def _written(launch: Optional[Replay], leaf: str) -> list[str]:

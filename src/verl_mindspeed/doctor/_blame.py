@@ -28,8 +28,8 @@ MODEL_FIELDS = frozenset({
     "ffn_hidden_size", "num_moe_experts", "num_experts", "vocab_size", "kv_channels", "padded_vocab_size",
     "max_position_embeddings", "moe_ffn_hidden_size", "first_k_dense_replace", "num_hidden_layers", "head_dim",
     "intermediate_size", "num_key_value_groups", "world_size", "data_parallel_size", "rank"})
-_ENV = re.compile(r"(?:environment variable|env var(?:iable)?|export)\s+`?(?P<var>[A-Z][A-Z0-9_]{2,})`?"
-                  r"(?:[^.\n]*?(?:\bto\b|=)\s*`?(?P<value>[\w./:-]+))?", re.I)
+_ENV = re.compile(r"(?i:environment variable|env var(?:iable)?|export)\s+`?(?P<var>[A-Z][A-Z0-9_]{2,})\b`?"
+                  r"(?:[^.\n]*?(?:\b(?i:to)\b|=)\s*`?(?P<value>[\w./:-]+))?")
 _MODULE = re.compile(r"No module named '(?P<mod>[\w.]+)'|cannot import name '(?P<name>\w+)' from '(?P<from>[\w.]+)'"
                      r"|(?:module|type object) '(?P<amod>[\w.]+)' has no attribute '(?P<attr>\w+)'")
 

@@ -144,6 +144,61 @@ def engine_arguments(verl_version: Optional[str] = None) -> dict[str, str]:
     return out
 
 
+@lru_cache(maxsize=8)
+def _targets(verl_version: Optional[str] = None) -> tuple[tuple[str, str], ...]:
+    """(section, the class name of its ``_target_``) for every section of verl's config that verl converts."""
+    from omegaconf import DictConfig
+
+    found = _tree(verl_version)
+    out: list[tuple[str, str]] = []
+
+    def walk(node, path: str) -> None:
+        target = node.get("_target_") if isinstance(node, DictConfig) else None
+        if target:
+            out.append((path, str(target)))
+        for key in node.keys() if isinstance(node, DictConfig) else ():
+            if isinstance(node._get_node(key), DictConfig):
+                walk(node._get_node(key), f"{path}.{key}" if path else str(key))
+
+    if found is not None:
+        walk(found.cfg, "")
+    return tuple(out)
+
+
+@lru_cache(maxsize=8)
+def _bases(verl_version: Optional[str] = None) -> dict[str, tuple[str, ...]]:
+    """Class name -> the names of its bases, for the classes of the folders verl's config targets live in (read
+    from their source: importing verl's config package takes seconds)."""
+    found = _tree(verl_version)
+    if found is None or found.tree.root is None:
+        return {}
+    folders = {found.tree.root.joinpath(*target.split(".")[:-1]) for _s, target in _targets(verl_version)}
+    out: dict[str, tuple[str, ...]] = {}
+    for folder in folders:
+        files = sorted(folder.glob("*.py")) if folder.is_dir() else [folder.with_suffix(".py")]
+        for path in files:
+            try:
+                module = ast.parse(path.read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, UnicodeDecodeError):
+                continue
+            for node in ast.walk(module):
+                if isinstance(node, ast.ClassDef):
+                    out.setdefault(node.name, tuple(b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")
+                                                    for b in node.bases))
+    return out
+
+
+def class_sections(cls: str, verl_version: Optional[str] = None) -> tuple[str, ...]:
+    """The sections verl converts into ``cls`` or a class derived from it (``ActorConfig`` -> the actor's and the
+    ref's, which are ``McoreActorConfig``)."""
+    bases = _bases(verl_version)
+
+    def derives(name: str, seen: frozenset = frozenset()) -> bool:
+        return name == cls or (name not in seen and any(derives(b, seen | {name}) for b in bases.get(name, ())))
+
+    return tuple(section for section, target in _targets(verl_version) if derives(target.rsplit(".", 1)[-1]))
+
+
 _ALIAS = re.compile(r"\$\{(?:oc\.select:)?(?P<ref>\.*[\w.]+)(?:,[^}]*)?\}")
 
 
@@ -172,4 +227,5 @@ def written_as(key: str, verl_version: Optional[str] = None) -> str:
     return key
 
 
-__all__ = ["default", "engine_arguments", "release", "releases_with", "rollout_engines", "sections_of", "written_as"]
+__all__ = ["class_sections", "default", "engine_arguments", "release", "releases_with", "rollout_engines",
+           "sections_of", "written_as"]
