@@ -492,6 +492,16 @@ def test_a_rollout_engines_message_names_the_verl_key_it_prints(message, causes)
         assert all(c.fix is None for c in found.causes)
         return
     assert [(c.key, c.fix) for c in found.causes] == causes
+    in_vllm = diagnose(f'Traceback (most recent call last):\n  File "/env/vllm/config.py", line 9, in f\n{message}\n')
+    assert [(c.key, c.fix) for c in in_vllm.causes] == causes
+
+
+def test_an_engines_argument_names_are_the_rollouts_only_where_the_engine_raised():
+    """"data parallel size" raised in megatron is megatron's, not the rollout's data_parallel_size."""
+    require("verl")
+    log = ('Traceback (most recent call last):\n  File "/env/megatron/core/parallel_state.py", line 9, in f\n'
+           "RuntimeError: world size (8) must be divisible by tensor parallel size (3)\n")
+    assert not [c for c in diagnose(log).causes if ".rollout." in c.key]
 
 
 def test_hydras_own_advice_for_a_plus_on_a_key_the_config_has_is_the_fix():

@@ -93,12 +93,16 @@ _DIVIDES = re.compile(r"(?P<x>\d+)\)?\.? (?:must|should|has to) be (?:divisible 
                       r"(?P<x2>\d+)\)? is not (?:divisible by|a multiple of) ")
 
 
-def _printed_keys(message: str) -> dict[str, tuple[str, Optional[int], int]]:
+#: Where a raise is the rollout engine's: its frames (a message alone may be, too).
+_ENGINES = ("/vllm/", "/sglang/", "/tensorrt_llm/", "/verl/workers/rollout/")
+
+
+def _printed_keys(message: str, engine_side: bool = True) -> dict[str, tuple[str, Optional[int], int]]:
     """leaf (as printed) -> (verl key, the value printed with it or None, where it is printed): verl settings by
-    name (two underscores at least, no model fact), the engine arguments verl passes its rollout settings as, in
-    snake case or in words, and engine arguments a message quotes without a value (vLLM's "increasing
-    `gpu_memory_utilization`")."""
-    engine = {name: key for name, key in engine_arguments().items() if "_" in name}
+    name (two underscores at least, no model fact), the engine arguments verl passes its rollout settings as (when
+    ``engine_side``), in snake case or in words, and engine arguments a message quotes without a value (vLLM's
+    "increasing `gpu_memory_utilization`")."""
+    engine = {name: key for name, key in engine_arguments().items() if "_" in name} if engine_side else {}
     out: dict[str, tuple[str, Optional[int], int]] = {}
     for m in _VALUED.finditer(message):
         leaf = m.group("leaf")
@@ -151,7 +155,9 @@ def named(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
     if site is not None:
         return None
     message = raised.message[:20000]
-    printed = _printed_keys(message)
+    # an engine's argument names (``tensor parallel size``) are the rollout's only where the raise is the engine's
+    printed = _printed_keys(message, not raised.frames or any(e in f.replace("\\", "/") for f, _l, _fn in
+                                                              raised.frames for e in _ENGINES))
     keys = {leaf: key for leaf, (key, _v, _a) in printed.items()}
     keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(message)})
     if not keys:
