@@ -677,3 +677,15 @@ def test_a_verl_config_classs_own_field_is_its_sections_key_and_export_is_no_var
     assert [(c.key, c.fix) for c in found.causes] == [
         ("actor_rollout_ref.actor.ppo_mini_batch_size", "actor_rollout_ref.actor.ppo_mini_batch_size=16")]
     assert not diagnose("ValueError: the sharded delta export does not support pipeline parallelism\n").causes
+
+
+def test_a_chain_that_spells_the_key_out_is_that_key_and_the_sections_it_passes_are_none():
+    """verl's _validate_config reads config.actor_rollout_ref.actor.megatron.tensor_model_parallel_size: the actor's
+    engine size (not the rollout's of that name), and never the section 'actor_rollout_ref' itself."""
+    require("verl")
+    found = diagnose("(TaskRunner pid=1) AssertionError: n_gpus (4) must be divisible by model_parallel_size (8) "
+                     "times context_parallel_size (1)\n")
+    keys = {c.key for c in found.causes}
+    assert "actor_rollout_ref.actor.megatron.tensor_model_parallel_size" in keys
+    assert "actor_rollout_ref.actor.megatron.context_parallel_size" in keys
+    assert not [k for k in keys if k == "actor_rollout_ref" or ".rollout." in k]

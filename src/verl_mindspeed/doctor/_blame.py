@@ -83,6 +83,11 @@ _SECTIONS = ("rollout", "critic", "ref", "actor", "data", "trainer", "algorithm"
 def section_paths(leaf: str, chains: tuple[str, ...]) -> list[str]:
     """verl's paths of ``leaf`` under the section the raise reads it from (``rollout_config.tensor_model_parallel_size``
     -> ``actor_rollout_ref.rollout.tensor_model_parallel_size``); empty when no chain names one."""
+    keys = verl_keys._data()["keys"]
+    whole = [tail for c in chains if c.rsplit(".", 1)[-1] == leaf for parts in [c.split(".")]
+             for tail in (".".join(parts[n:]) for n in range(len(parts) - 1)) if tail in keys]
+    if whole:  # the chain spells the key out (config.actor_rollout_ref.actor.megatron.tensor_model_parallel_size)
+        return whole[:1]
     named = {w for c in chains if c.rsplit(".", 1)[-1] == leaf for w in _SECTIONS
              if re.search(rf"(?:^|[._]){w}(?:[._]|$)", c.rsplit(".", 1)[0])}
     paths = [p for p in verl_leaves().get(leaf, ()) if any(f".{w}." in f".{p}" for w in named)]
@@ -127,7 +132,11 @@ def environment(raised: Raised, found: Optional[Match]) -> Optional[Cause]:
 
 
 def fields_of(found: Match) -> list[str]:
-    return [f for f in found.site.fields if f not in MODEL_FIELDS]
+    """The settings the site's condition reads: not a model fact, nor a section the chains pass through
+    (``actor_rollout_ref`` of ``config.actor_rollout_ref.actor.megatron.context_parallel_size``)."""
+    chains = found.site.chains
+    passed = {p for c in chains for p in c.split(".")[:-1]} - {c.rsplit(".", 1)[-1] for c in chains}
+    return [f for f in found.site.fields if f not in MODEL_FIELDS and f not in passed]
 
 
 def solve(found: Match, leaf: str) -> Optional[Any]:
