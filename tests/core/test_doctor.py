@@ -61,11 +61,14 @@ def test_the_site_is_matched_by_frame_and_the_message_binds_its_values():
 
 
 def test_without_the_launch_the_sites_own_condition_gives_the_fix():
-    """The condition megatron-core raises on, run on the printed values: TP 2 is the nearest size that divides 32."""
+    """The condition megatron-core raises on, run on the printed values: TP 1 is the largest size that divides both
+    32 and the 3 the world size is a multiple of (TP 2, nearer, would not divide that world size)."""
     found = diagnose(RAY_LOG)
     (failure,) = found.failures
     assert failure.verdict.kind == "override" and found.exit_code == 0
-    assert [(c.key, c.fix) for c in found.causes] == [(TP, f"{TP}=2")]
+    assert [(c.key, c.fix) for c in found.causes] == [(TP, f"{TP}=1")]
+    heads = RAY_LOG.replace("(32)", "(28)").replace("(3)", "(8)")
+    assert [c.fix for c in diagnose(heads).causes] == [f"{TP}=4"]  # never 7 on a world of 8s
 
 
 def test_with_the_launch_check_replays_it_and_confirms_the_fix(tmp_path):
@@ -113,11 +116,11 @@ def test_exit_codes_and_the_cli(tmp_path, capsys):
     log.write_text(RAY_LOG)
     assert main(["doctor", str(log), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["causes"] == [{"key": TP, "fix": f"{TP}=2", "confirmed": False, "delete": False}]
+    assert data["causes"] == [{"key": TP, "fix": f"{TP}=1", "confirmed": False, "delete": False}]
     assert data["failures"][0]["site"]["lines"]["0.16.1"] == 925
     assert main(["doctor", str(log), "--lang", "zh"]) == 0
     text = capsys.readouterr().out
-    assert f"{TP}=2" in text and "修复" in text
+    assert f"{TP}=1" in text and "修复" in text
     unknown = tmp_path / "unknown.log"
     unknown.write_text("RuntimeError: something nobody wrote\n")
     assert main(["doctor", str(unknown)]) == 1
@@ -137,10 +140,14 @@ def test_a_switch_the_message_does_not_print_gets_its_other_state():
     assert (cause.key, cause.fix) == (key, f"++{key}=True")
 
 
-def test_a_layer_split_gets_the_nearest_stage_count_that_divides_the_layers():
+def test_a_layer_split_gets_the_largest_stage_count_that_divides_the_layers_and_the_old_one():
+    """PP 6 divides 60 layers but not a world size of 8s; PP 4 divides both. VPP splits layers, not devices: its
+    nearest value stands (20 layers per rank, VPP 12 -> 10)."""
     log = ("AssertionError: num_layers=60 should be divisible by config.pipeline_model_parallel_size=8")
     (cause,) = diagnose(log).causes
-    assert cause.fix == f"{TP.replace('tensor', 'pipeline')}=6"
+    assert cause.fix == f"{TP.replace('tensor', 'pipeline')}=4"
+    vpp = diagnose("AssertionError: num_layers_per_pipeline_rank 20 should be divisible by vp_size 12")
+    assert [c.fix for c in vpp.causes] == [f"{TP.replace('tensor', 'virtual_pipeline')}=10"]
 
 
 VERL_PROTOCOL = "/verl/verl/protocol.py"

@@ -19,7 +19,7 @@ from ..catalog import OTC, universe, verl_keys
 from ..i18n import Msg, tr
 from ._log import Raised
 from ._sites import Match, Site, sites
-from ._solve import nearest_passing, raises, value_of
+from ._solve import divisor_passing, nearest_passing, raises, value_of
 
 ACTOR = "actor_rollout_ref.actor.megatron."
 #: What the model decides, not the launch: never blamed.
@@ -139,6 +139,10 @@ def fields_of(found: Match) -> list[str]:
     return [f for f in found.site.fields if f not in MODEL_FIELDS and f not in passed]
 
 
+#: The sizes the world size is a multiple of: a fix may only divide them (VPP splits layers, not devices).
+WORLD_DIVISORS = frozenset(eras.PARALLEL_SIZES) - {"virtual_pipeline_model_parallel_size"}
+
+
 def solve(found: Match, leaf: str) -> Optional[Any]:
     """The value of the setting ``leaf`` for which the site's own condition does not raise: the nearest integer to
     the printed one, or the switch's other state when the condition reads it alone (``self.sequence_parallel is
@@ -149,7 +153,9 @@ def solve(found: Match, leaf: str) -> Optional[Any]:
     values = {expr: value_of(text) for expr, text in found.bound.items()}
     expr = next((e for e in values if e.rsplit(".", 1)[-1] in site.names(leaf)), None)
     if expr is not None:
-        return nearest_passing(site.condition, site.raises_when_false, values, expr)
+        divides_world = leaf in WORLD_DIVISORS or leaf in ("infer_tp", "tensor_parallel_size")
+        return (divisor_passing if divides_world else nearest_passing)(site.condition, site.raises_when_false,
+                                                                        values, expr)
     chain = next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
     if chain is None:
         return None

@@ -98,4 +98,17 @@ def nearest_passing(condition: str, when_false: bool, values: dict[str, Any], ex
     return None
 
 
-__all__ = ["evaluate", "nearest_passing", "raises", "value_of"]
+def divisor_passing(condition: str, when_false: bool, values: dict[str, Any], expr: str) -> Optional[int]:
+    """The largest divisor of the value of ``expr``, below it, for which the site does not raise: for a size the
+    world size must be a multiple of, the only values that cannot raise that check in turn (TP 8 with 28 heads is
+    4, not 7; one that grows needs devices the run may not have)."""
+    current = values.get(expr)
+    if not isinstance(current, int) or isinstance(current, bool) or raises(condition, when_false, values) is not True:
+        return None
+    for candidate in range(current - 1, 0, -1):
+        if current % candidate == 0 and raises(condition, when_false, {**values, expr: candidate}) is False:
+            return candidate
+    return None
+
+
+__all__ = ["divisor_passing", "evaluate", "nearest_passing", "raises", "value_of"]
