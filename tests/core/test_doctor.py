@@ -696,3 +696,13 @@ def test_a_chain_that_spells_the_key_out_is_that_key_and_the_sections_it_passes_
     assert "actor_rollout_ref.actor.megatron.tensor_model_parallel_size" in keys
     assert "actor_rollout_ref.actor.megatron.context_parallel_size" in keys
     assert not [k for k in keys if k == "actor_rollout_ref" or ".rollout." in k]
+
+
+def test_vllms_sleep_mode_allocator_running_out_names_the_rollouts_memory_share():
+    """vLLM's cumem allocator prints its failure untyped, under the frame of wake_up: it is not that frame's code
+    line, and it is the rollout's static share of the device (the value written is not in the log: no line)."""
+    log = ('(main_task pid=1)   File "/env/vllm/entrypoints/llm.py", line 1244, in wake_up\n'
+           "(main_task pid=1) cuda error: out of memory at /workspace/csrc/cumem_allocator.cpp:62\n")
+    (failure,) = diagnose(log).failures
+    assert failure.raised.frames and [(c.key, c.fix) for c in failure.verdict.causes] == [
+        ("actor_rollout_ref.rollout.gpu_memory_utilization", None)]

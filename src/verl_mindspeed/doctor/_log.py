@@ -175,7 +175,8 @@ def _source_line(line: str) -> bool:
     """The code line a frame prints under it: not a frame, an exception, a chain or a poster's cut."""
     stripped = line.strip()
     return bool(stripped) and not _FRAME.match(line) and not _EXC.match(line) and stripped not in _ELIDED and \
-        not any(stripped.startswith(c) for c in _CHAIN) and not stripped.startswith("Traceback")
+        not any(stripped.startswith(c) for c in _CHAIN) and not stripped.startswith("Traceback") and \
+        not (_OOM_LINE.match(line) and not line.startswith((" ", "\t")))  # an allocator's untyped line
 
 
 def _message(first: str, lines: list[tuple[str, int]], i: int) -> tuple[str, int]:

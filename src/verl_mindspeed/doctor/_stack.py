@@ -49,7 +49,7 @@ _CODE_TYPES = ("AttributeError", "KeyError", "AssertionError", "RuntimeError", "
 _ARGV = re.compile(r"remaining_argv:\s*\[(?P<list>[^\]]*)\]|unrecognized arguments:\s*(?P<args>.+)")
 _FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w.-]*)")
 _OOM = re.compile(r"out of memory|OutOfMemory|\bOOM\b", re.I)
-_ROLLOUT_ALLOC = ("torch_memory_saver", "/vllm/", "/sglang/", "vllm_ascend/")
+_ROLLOUT_ALLOC = ("torch_memory_saver", "/vllm/", "/sglang/", "vllm_ascend/", "cumem_allocator")
 MEMORY_KEY = "actor_rollout_ref.rollout.gpu_memory_utilization"
 
 
