@@ -706,3 +706,17 @@ def test_vllms_sleep_mode_allocator_running_out_names_the_rollouts_memory_share(
     (failure,) = diagnose(log).failures
     assert failure.raised.frames and [(c.key, c.fix) for c in failure.verdict.causes] == [
         ("actor_rollout_ref.rollout.gpu_memory_utilization", None)]
+
+
+def test_an_outer_frame_is_never_the_raise_site_of_an_assert_its_inner_frame_prints():
+    """The innermost frame prints the assert that failed (a verl release the index lacks): an outer frame's line is a
+    call, so a site there (an assert of fsdp_workers.py at that line in another release) is not this raise."""
+    log = ('Traceback (most recent call last):\n'
+           '  File "/verl/verl/workers/fsdp_workers.py", line 147, in __init__\n'
+           "    self.rollout = vLLMRollout(config=self.config.rollout)\n"
+           '  File "/verl/verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py", line 79, in __init__\n'
+           "    assert not (not config.enforce_eager and config.free_cache_engine), \\\\\n"
+           "AssertionError: disable CUDA graph (enforce_eager = False) if free cache engine\n")
+    (failure,) = diagnose(log).failures
+    assert failure.site is None or failure.site.site.file != "verl/workers/fsdp_workers.py"
+    assert "actor_rollout_ref.rollout.enforce_eager" in {c.key for c in failure.verdict.causes}

@@ -126,7 +126,10 @@ def match(raised: Raised) -> Optional[Match]:
     its message among the sites that raise its type."""
     best: Optional[Match] = None
     asserted = _asserted(raised) if raised.frames else None
+    raised_here = (raised.code or "").startswith(("assert ", "raise "))  # the innermost frame raised it
     for depth, (path, line, _fn) in enumerate(reversed(raised.frames)):
+        if depth and raised_here:
+            break  # an outer frame's line is a call: a site there is another raise
         rel = relative(path)
         if rel is None or rel not in _by_file():
             continue
