@@ -165,6 +165,20 @@ def test_a_fix_for_an_argument_hydra_refuses_goes_in_its_place(base_cfg, refused
     assert evaluate([*argv, *shlex.split(issue.override)]).errors
 
 
+@pytest.mark.parametrize("written", ["trainer.max_ckpt_to_keep=2", "+trainer.max_ckpt_to_keep=2"])
+def test_a_key_written_without_the_qualifier_its_section_splits_it_by_gets_each_one(base_cfg, written):
+    """verl's PPO trainer has max_actor_ckpt_to_keep and max_critic_ckpt_to_keep, no max_ckpt_to_keep (verl#7295).
+    No one key is meant, so no '+' line that verl would silently ignore: each of them, with the value. Without '+'
+    Hydra stops at it (an error, the fix in its place); with '+' it is accepted and never read (a warning)."""
+    argv = [*BASE, *BASIC, written]
+    (issue,) = [i for i in evaluate(argv).issues if i.key == "trainer.max_ckpt_to_keep"]
+    assert issue.severity == ("warning" if written.startswith("+") else "error")
+    assert issue.override.endswith("trainer.max_actor_ckpt_to_keep=2 trainer.max_critic_ckpt_to_keep=2")
+    fixed = evaluate([*argv, *shlex.split(issue.override)] if written.startswith("+") else
+                     [*BASE, *BASIC, *shlex.split(issue.override)])
+    assert not [i for i in fixed.issues if "ckpt_to_keep" in i.key], [(i.key, str(i.message)) for i in fixed.issues]
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_misspelt_key_without_plus_is_said_to_stop_hydra_not_verl(base_cfg, lang):
     """Without '+', a misspelt key of verl's tree never reaches verl: Hydra stops at it. The message says that

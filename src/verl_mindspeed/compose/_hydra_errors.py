@@ -17,7 +17,7 @@ from ..errors import Issue
 from ..i18n import tr
 from ..overrides import split_override
 from ..resolver._history import group_option_issue, has_path, history_issue, keys_at, rejected_issue
-from ..resolver._suggest import nearest
+from ..resolver._suggest import nearest, specialized
 from ..rules._base import error
 from ._dataclasses import DataclassIndex
 
@@ -167,6 +167,11 @@ def _missing_key_issue(key: str, value: str, arg: str, base: Optional[DictConfig
             key, tr("unknown key '{leaf}'; did you mean '{near}'?", leaf=leaf, near=near), "unknown-key",
             suggestion=fixed, override=(f"{fixed}={value}" if near in siblings else f"+{fixed}={value}"),
         )
+    split = specialized(leaf, siblings)
+    if split:  # the key without the qualifier the section splits it by: each of them, with the value
+        return error(key, tr("unknown key '{leaf}'; verl's '{parent}' has it per use: {keys}", leaf=leaf,
+                             parent=parent, keys=", ".join(split)), "unknown-key",
+                     override=" ".join(f"{parent}.{k}={value}" for k in split))
     return error(
         key, tr("'{key}' is not in verl's config", key=key), "hydra-missing-plus",
         hint=tr("Hydra: to append to your config use +key=value (check the spelling first: verl may reject it later)"),

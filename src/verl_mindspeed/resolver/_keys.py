@@ -17,7 +17,7 @@ from ..i18n import tr
 from ..overrides import split_override
 from ..rules._base import error, fmt, note, warning
 from ._history import has_path, history_issue, keys_at, rejected_issue
-from ._suggest import nearest
+from ._suggest import nearest, specialized
 
 #: How to have MindSpeed itself judge a switch no hand rule covers.
 UNCHECKED_HINT = tr("verl-mindspeed check --upstream runs MindSpeed's own checks on it here, before any worker starts")
@@ -175,6 +175,11 @@ def _near_sibling(cfg: Any, key: str, value: str, user_paths: frozenset[str]) ->
     parent, _, leaf = key.rpartition(".")
     siblings = [s for s in keys_at(cfg, parent) if f"{parent}.{s}" not in user_paths]
     near = nearest(leaf, siblings)
+    split = specialized(leaf, siblings) if near is None else ()
+    if split:  # the key without the qualifier the section splits it by: each of them, with the value
+        return [warning(key, tr("'{leaf}' is not a key of verl's '{parent}' section (verl does not read it); it "
+                                "has it per use: {keys}", leaf=leaf, parent=parent, keys=", ".join(split)),
+                        "unknown-key", override=" ".join([f"~{key}", *(f"{parent}.{k}={value}" for k in split)]))]
     if near is None:
         return []
     fixed = f"{parent}.{near}"

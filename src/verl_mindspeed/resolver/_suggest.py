@@ -131,6 +131,16 @@ def nearest(key: str, candidates: Iterable[str], preferred: Iterable[str] = ()) 
     return None
 
 
+def specialized(key: str, candidates: Iterable[str]) -> tuple[str, ...]:
+    """The candidates that are ``key`` with one more word, when there are several and each adds another
+    (``max_ckpt_to_keep`` -> ``max_actor_ckpt_to_keep``, ``max_critic_ckpt_to_keep``): the key written without the
+    qualifier the section splits it by, which no one candidate is. Empty otherwise."""
+    mine = words(key)
+    found = [c for c in dict.fromkeys(candidates) if c != key and _one_word_missing(mine, words(c))]
+    added = {next(w for i, w in enumerate(words(c)) if words(c)[:i] + words(c)[i + 1:] == mine) for c in found}
+    return tuple(found) if len(mine) >= 2 and len(found) >= 2 and len(added) == len(found) else ()
+
+
 def _one_word_missing(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
     if len(theirs) != len(mine) + 1:
         return False
@@ -193,4 +203,4 @@ def value_fix(key: str, argv: Sequence[str]) -> Optional[str]:
     return f"{prefix}{key}={fixed}" if fixed is not None else None
 
 
-__all__ = ["edit_distance", "fix_value", "max_edits", "nearest", "synonyms", "value_fix", "words"]
+__all__ = ["edit_distance", "fix_value", "max_edits", "nearest", "specialized", "synonyms", "value_fix", "words"]
