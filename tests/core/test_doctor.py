@@ -720,3 +720,17 @@ def test_an_outer_frame_is_never_the_raise_site_of_an_assert_its_inner_frame_pri
     (failure,) = diagnose(log).failures
     assert failure.site is None or failure.site.site.file != "verl/workers/fsdp_workers.py"
     assert "actor_rollout_ref.rollout.enforce_eager" in {c.key for c in failure.verdict.causes}
+
+
+def test_a_keyword_verls_converter_gets_twice_is_the_override_to_delete(tmp_path):
+    """verl's config converter sets moe_router_bias_update_rate itself and passes override_transformer_config as
+    keyword arguments on top (verl#1996): the override goes. A name the message cuts short is the written key it
+    begins."""
+    log = ("TypeError: verl.models.mcore.config_converter._get_mla_transformer_config() got multiple values for "
+           "keyword argument 'moe_router_bias_update_r'\n")
+    otc = "actor_rollout_ref.actor.megatron.override_transformer_config"
+    argv = ["--config-name=ppo_megatron_trainer", *BASIC, f"+{otc}.moe_router_bias_update_rate=0.001"]
+    (cause,) = diagnose(log, argv).causes
+    assert (cause.key, cause.fix, cause.delete) == (f"{otc}.moe_router_bias_update_rate", None, True)
+    elsewhere = log.replace("verl.models.mcore.config_converter.", "")
+    assert not diagnose(elsewhere).causes  # another function's duplicate keyword is not the converter's

@@ -2,6 +2,7 @@
 
 - A message that advises the override to set (``Please set `actor_rollout_ref.rollout.mode=async```) gives it.
 - A file not found while verl reads its dataset names the data key whose file it is.
+- A keyword argument verl's config converter gets twice is an override_transformer_config key it sets itself.
 - A raise no index holds (vLLM's, a recipe's) that prints verl settings by name with their values names those keys;
   "``a (x) is smaller than b (y)``" moves ``a`` up to ``y``, the message's own advice. Sizes abbreviated in a
   printed product (``ETP * EP * PP (1 * 32 * 4 = 128)``) are the engine's.
@@ -57,6 +58,31 @@ def data_file(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -
     what = tr("{type}: the dataset file {path} is not where the workers read it: {key} names it; write it there "
               "(verl's examples/data_preprocess scripts) or point {key} at it", type=raised.type, path=path, key=key)
     return Verdict("override", what, [Cause(key)], (key.rsplit(".", 1)[-1],), "likely")
+
+
+_TWICE = re.compile(r"got multiple values for (?:keyword )?argument '(?P<name>\w+)'(?: and '(?P<name2>\w+)')?")
+_OTC_PATH = ACTOR + "override_transformer_config."
+
+
+def passed_twice(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
+    """verl's config converter passes some TransformerConfig fields itself and the override_transformer_config dict
+    as keyword arguments: a key of that dict it already passes fails with "got multiple values for keyword argument"
+    (verl#1996). The override goes; the converter's value stands. A name cut short in the message is the written key
+    it begins."""
+    hit = _TWICE.search(raised.message)
+    where = raised.message + " ".join(path for path, _line, _fn in raised.frames)
+    if raised.type != "TypeError" or hit is None or "config_converter" not in where:
+        return None
+    written = [key for arg in (launch.argv if launch is not None else []) for key in [arg.lstrip("+~").split("=")[0]]
+               if key.startswith(_OTC_PATH)]
+    causes = []
+    for name in filter(None, (hit.group("name"), hit.group("name2"))):
+        key = next((k for k in written if k[len(_OTC_PATH):].startswith(name)), _OTC_PATH + name)
+        causes.append(Cause(key, delete=True))
+    what = tr("{type}: verl's config converter sets {names} itself and passes override_transformer_config on top: "
+              "the same keyword twice; delete the override", type=raised.type,
+              names=", ".join(c.key.rsplit(".", 1)[-1] for c in causes))
+    return Verdict("override", what, causes, tuple(c.key.rsplit(".", 1)[-1] for c in causes), "likely")
 
 
 _VALUED = re.compile(r"\b(?P<leaf>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\s*\(|=|:\s*| )(?P<value>-?\d+(?:\.\d+)?)\b\)?")
@@ -175,4 +201,4 @@ def named(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
     return Verdict("override", what, causes, tuple(keys), "likely" if any(c.fix for c in causes) else "possible")
 
 
-__all__ = ["advised", "data_file", "named"]
+__all__ = ["advised", "data_file", "named", "passed_twice"]

@@ -30,7 +30,7 @@ from ..i18n import tr
 from ._blame import Cause, Verdict, verl_leaves
 from ._log import Raised
 from ._replay import Replay, launch_value
-from ._said import advised, data_file
+from ._said import advised, data_file, passed_twice
 from ._sites import Match, relative
 from ._verl import release, rollout_engines, sections_of
 
@@ -55,7 +55,7 @@ MEMORY_KEY = "actor_rollout_ref.rollout.gpu_memory_utilization"
 
 def explain(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
     """The verdict a fact about the stack's code gives on ``raised`` (None: no fact applies)."""
-    for fact in (_chunk, _switched, _dispatch, _arguments, advised, data_file, _memory):
+    for fact in (_chunk, _switched, _dispatch, _arguments, advised, data_file, passed_twice, _memory):
         verdict = fact(raised, site, launch)
         if verdict is not None:
             return verdict
