@@ -734,3 +734,15 @@ def test_a_keyword_verls_converter_gets_twice_is_the_override_to_delete(tmp_path
     assert (cause.key, cause.fix, cause.delete) == (f"{otc}.moe_router_bias_update_rate", None, True)
     elsewhere = log.replace("verl.models.mcore.config_converter.", "")
     assert not diagnose(elsewhere).causes  # another function's duplicate keyword is not the converter's
+
+
+def test_a_message_quoted_alone_without_its_type_is_read_but_a_log_is_not_its_sentences():
+    """A thread that quotes only the message (no type, no frame): a line that states a failed requirement with a
+    value is the failure, and the sizes it prints are named. In a log of many lines, such a sentence is not a raise."""
+    quote = ("The expert-parallel grid is incompatible with requested 128 GPUs: the world size must be divisible by "
+             "ETP * EP * PP (1 * 64 * 4 = 256).\n")
+    found = diagnose(quote)
+    assert found.exit_code == 0
+    assert "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size" in {c.key for c in found.causes}
+    chatter = "".join(f"(TaskRunner pid=1) step {n}: the batch size must be divisible by 8 (ok)\n" for n in range(20))
+    assert diagnose(chatter).exit_code == 2

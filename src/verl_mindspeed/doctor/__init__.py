@@ -12,6 +12,7 @@ environment, memory or network, upstream code) blames no key and says what it is
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Optional, Sequence
@@ -76,7 +77,7 @@ def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[L
              upstream: Optional[Callable] = None, **options: Any) -> Diagnosis:
     """The diagnosis of a log; ``argv``/``source`` the launch that failed (replayed by ``check`` with ``options``:
     ``verl_version``, ``release``, ``model_config``...; ``upstream`` adds ``check --upstream``'s run to the replay)."""
-    found = exceptions(text) or _known_lines(text)
+    found = exceptions(text) or _known_lines(text) or _quoted(text)
     logged = logged_launch(text) if argv is None and found else None
     if logged is not None:  # Hydra printed the launch's overrides: replay them (a Megatron key: verl's Megatron config)
         argv = (["--config-name=ppo_megatron_trainer"] if any(".megatron." in a or a.endswith("strategy=megatron")
@@ -97,6 +98,22 @@ def _known_lines(text: str) -> list[Raised]:
         if found is not None:
             out.append(Raised(found.site.exception, line.strip().lstrip("-*# ").strip(), [], stream, number))
     return out
+
+
+#: A sentence that states a failed requirement, with a value in it: what an untyped quote of a message reads like.
+_FAILED_RULE = re.compile(r"\b(?:must|should|is not divisible|not divisible|is incompatible|incompatible with|"
+                          r"is invalid|requires?)\b.*\d|\d.*\b(?:must|should|is not divisible|is incompatible)\b")
+
+
+def _quoted(text: str) -> list[Raised]:
+    """A short excerpt with no exception at all (a thread that quotes the message alone): its lines that state a
+    failed requirement with a value (``... the world size must be divisible by ETP * EP * PP (1 * 64 * 4 = 256)``),
+    untyped."""
+    lines = [(stream, line, number) for stream, line, number in clean(text) if line.strip()]
+    if len(lines) > 12:
+        return []  # a log, not a quote: what it does not raise is not its failure
+    return [Raised("Error", line.strip(), [], stream, number) for stream, line, number in lines
+            if _FAILED_RULE.search(line) and not line.lstrip().startswith(("#", "File ", "[..."))][:2]
 
 
 def _one(raised: Raised, launch: Optional[Replay], options: dict, appends: dict[str, str]) -> Failure:
