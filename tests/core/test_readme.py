@@ -41,6 +41,8 @@ class Block:
     code: str
     skip: str = ""
     file: str = "README.md"
+    shown: str = ""
+    """The output the README prints right under the block (a ``text`` fence), which the command must print."""
 
     @property
     def id(self) -> str:
@@ -67,12 +69,16 @@ def blocks() -> list[Block]:
 def _blocks(readme: Path) -> list[Block]:
     text = readme.read_text(encoding="utf-8")
     out = []
-    for match in FENCE.finditer(text):
+    fences = list(FENCE.finditer(text))
+    for n, match in enumerate(fences):
         lang, code = match.group(1), match.group(2)
         if lang not in ("python", "bash"):
             continue
         before = text[: match.start()].rstrip().splitlines()
-        block = Block(lang, text.count("\n", 0, match.start()) + 1, code, file=readme.name)
+        after = fences[n + 1] if n + 1 < len(fences) else None
+        shown = after.group(2) if after is not None and after.group(1) == "text" and not text[
+            match.end():after.start()].strip() else ""
+        block = Block(lang, text.count("\n", 0, match.start()) + 1, code, file=readme.name, shown=shown)
         needs = NEEDS.search(before[-1]) if before else None
         commands = "\n".join(ln.split("#", 1)[0] for ln in code.splitlines())
         if needs:
@@ -144,5 +150,8 @@ def test_block_runs(block, base_cfg, tmp_path, monkeypatch):
     bad = [c for c in calls if not (c.split(" ", 1)[0] == "0" or (c.split(" ", 1)[0] == "1" and
                                                                  c.split(" ", 1)[1] in marked))]
     assert not bad, f"{bad}\n{output[-3000:]}"
+    printed = {line.strip() for line in proc.stdout.splitlines()}
+    missing = [line for line in block.shown.splitlines() if line.strip() and line.strip() not in printed]
+    assert not missing, f"the README shows lines the command does not print: {missing}"
     if not calls:
         assert proc.returncode == 0, output[-3000:]
