@@ -80,3 +80,7 @@ class ConfigError(ValueError):
 
 class EvaluationError(RuntimeError):
     """The command could not be evaluated at all (bad override syntax, no verl, unknown config)."""
+
+
+class NoLaunchLine(EvaluationError):
+    """A launch file that was read, with no ``python3 -m <module>`` line in it (a script that runs another one)."""

@@ -675,10 +675,10 @@ def test_a_verl_config_classs_own_field_is_its_sections_key_and_export_is_no_var
     (verl converts the actor's section into a class derived from ActorConfig, read from verl's source). The word
     'export' before a lowercase word in a message is no environment variable."""
     require("verl")
-    from verl_mindspeed.doctor._verl import class_sections
+    from verl_mindspeed.doctor._verl import sections_of
 
-    assert class_sections("ActorConfig")[0] == "actor_rollout_ref.actor" and class_sections("CriticConfig") == (
-        "critic",)
+    assert sections_of("ActorConfig", derived=True)[:2] == ("actor_rollout_ref.actor", "actor_rollout_ref.ref")
+    assert sections_of("ActorConfig") == () and sections_of("CriticConfig", derived=True)[0] == "critic"
     found = diagnose("(TaskRunner pid=1) ValueError: train_batch_size (16) must be >= actor.ppo_mini_batch_size "
                      "(32)\n")
     assert [(c.key, c.fix) for c in found.causes] == [
@@ -746,3 +746,38 @@ def test_a_message_quoted_alone_without_its_type_is_read_but_a_log_is_not_its_se
     assert "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size" in {c.key for c in found.causes}
     chatter = "".join(f"(TaskRunner pid=1) step {n}: the batch size must be divisible by 8 (ok)\n" for n in range(20))
     assert diagnose(chatter).exit_code == 2
+
+
+def test_what_the_second_review_found_gives_no_wrong_line(tmp_path, capsys):
+    """Each of these once gave a wrong key or line, or lost the diagnosis."""
+    require("verl")
+    rollout = "actor_rollout_ref.rollout"
+    # a key Hydra refused is the argument the user wrote, never the key verl copies it from
+    refused = (f"Could not override '{rollout}.n_gpus_per_node'.\nTo append to your config use "
+               f"+{rollout}.n_gpus_per_node=8\nKey 'n_gpus_per_node' is not in struct\n")
+    assert [c.key for c in diagnose(refused).causes] == [f"{rollout}.n_gpus_per_node"]
+    # an assert printed with double quotes is the index's condition, written with single quotes
+    quoted = ('Traceback (most recent call last):\n  File "/verl/verl/experimental/one_step_off_policy/ray_trainer.py",'
+              ' line 180, in f\n    assert self.config.actor_rollout_ref.rollout.mode == "async"\nAssertionError\n')
+    assert [c.key for c in diagnose(quoted).causes] == [f"{rollout}.mode"]
+    # a Markdown quote before a colour code and Ray's prefix, and a quote within a quote
+    message = "ValueError: max_num_batched_tokens (8192) is smaller than max_model_len (9216).\n"
+    for log in (f"> \x1b[36m(TaskRunner pid=1)\x1b[0m {message}", f"> [36m(TaskRunner pid=1)[0m {message}",
+                f"> > {message}"):
+        assert f"{rollout}.max_num_batched_tokens=9216" in [c.fix for c in diagnose(log).causes], log
+    # the override written exactly as the duplicate keyword, not one it only begins
+    otc = "actor_rollout_ref.actor.megatron.override_transformer_config"
+    argv = ["--config-name=ppo_megatron_trainer", *BASIC, f"+{otc}.num_layers_in_first_pipeline_stage=3",
+            f"+{otc}.num_layers=28"]
+    twice = ("TypeError: verl.models.mcore.config_converter._get_base_transformer_config() got multiple values for "
+             "keyword argument 'num_layers'\n")
+    assert [c.key for c in diagnose(twice, argv).causes] == [f"{otc}.num_layers"]
+    # a sampling argument's short name in a MoE raise is not the rollout's sampling setting
+    moe = ('Traceback (most recent call last):\n  File "/env/vllm/model_executor/layers/fused_moe/layer.py", line 9, '
+           "in f\nValueError: top_k 8 exceeds the number of experts 4\n")
+    assert not diagnose(moe).causes
+    # a launch file that cannot be read is an error, not a launch left out
+    log, binary = tmp_path / "log.txt", tmp_path / "run.sh"
+    log.write_text(message)
+    binary.write_bytes(b"\xff\xfe\x00binary")
+    assert main(["doctor", str(log), "--args-file", str(binary)]) == 2

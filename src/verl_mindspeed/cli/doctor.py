@@ -10,13 +10,12 @@ for; 2: the log holds no failure, or cannot be read.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from typing import Any
 
 from ..doctor import Diagnosis, diagnose
-from ..errors import EvaluationError
+from ..errors import NoLaunchLine
 from ..i18n import render, tr, trn, trp
 from ..launch import read_launch_file
 from ..report import SCHEMA_VERSION
@@ -66,10 +65,8 @@ def run(ns: argparse.Namespace) -> int:
         try:
             source = read_launch_file(ns.args_file)
             argv = [*source.argv, *argv]
-        except EvaluationError as exc:
-            if not os.path.isfile(ns.args_file):
-                raise
-            unread = _args.reason(exc)  # a script that runs another one (bash recipe/...sh): the log is still read
+        except NoLaunchLine as exc:  # a script that runs another one (bash recipe/...sh): the log is still read
+            unread = _args.reason(exc)
     src = _upstream.sources_of(ns)  # --upstream: the replay runs MindSpeed's own code on the launch too
     options: dict[str, Any] = {k: v for k, v in (("verl_version", ns.verl_version), ("model_config", ns.model_config),
                                                  ("release", ns.mindspeed_release), ("megatron_core", ns.megatron_core),

@@ -155,6 +155,29 @@ def _collect(root: Path, module: str, cls: ast.ClassDef, depth: int) -> tuple[se
     return fields, open_fields, complete
 
 
+@lru_cache(maxsize=512)
+def ancestors(root: Path, target: str) -> tuple[str, ...]:
+    """The class names of ``target`` (a ``_target_`` path) and of every base it derives from, resolved in the
+    tree's sources as the fields are (``McoreActorConfig`` -> ``ActorConfig``, ``BaseConfig``...)."""
+    module, _, name = target.rpartition(".")
+    found = _resolve_class(root, module, name, 0) or _find_class(root, name)
+    out: list[str] = []
+
+    def walk(where: str, cls: ast.ClassDef, depth: int) -> None:
+        out.append(cls.name)
+        for base in cls.bases:
+            base_name = _base_name(base)
+            if base_name is None or base_name in _FIELDLESS_BASES or depth >= 10:
+                continue
+            resolved = _resolve_class(root, where, base_name, 0) or _find_class(root, base_name)
+            if resolved is not None:
+                walk(resolved[0], resolved[1], depth + 1)
+
+    if found is not None:
+        walk(found[0], found[1], 0)
+    return tuple(dict.fromkeys(out))
+
+
 def _names_dataclass(annotation: str) -> bool:
     """``dict[str, FooConfig]`` and ``Optional[FooConfig]`` still name a config class: not free-form."""
     return "Config" in annotation and not annotation.startswith(("dict", "Dict", "Optional[dict", "Optional[Dict"))
@@ -238,4 +261,4 @@ def _absolute(package: str, module: Optional[str], level: int) -> str:
     return ".".join([*base, module] if module else base)
 
 
-__all__ = ["ClassFields", "DataclassIndex", "Verdict"]
+__all__ = ["ClassFields", "DataclassIndex", "Verdict", "ancestors"]

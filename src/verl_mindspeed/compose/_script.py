@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional
 
-from ..errors import EvaluationError, Issue, Location
+from ..errors import EvaluationError, Issue, Location, NoLaunchLine
 from ..i18n import tr
 from ..overrides import split_override
 from ._launchline import find_launch, launch_rank
@@ -61,7 +61,7 @@ def read_launch_file(path: str, environ: Optional[Mapping[str, str]] = None) -> 
     if launch is not None:
         return launch
     if scripted:
-        raise EvaluationError(tr("{path}: no 'python3 -m <module> ...' launch line found", path=path))
+        raise NoLaunchLine(tr("{path}: no 'python3 -m <module> ...' launch line found", path=path))
     argv, locations = [], []
     for number, line in enumerate(lines, 1):
         if line.strip() and not line.lstrip().startswith("#"):

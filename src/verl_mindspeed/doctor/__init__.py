@@ -39,7 +39,7 @@ from ._replay import Replay, clears, replay
 from ._said import named
 from ._sites import Match, by_line, match
 from ._stack import code_access, dataclass_refusal, explain, full_key
-from ._verl import class_sections, written_as
+from ._verl import sections_of, written_as
 
 #: At most this many distinct first raises are explained (a log of a thousand workers repeats one).
 MOST = 8
@@ -101,8 +101,8 @@ def _known_lines(text: str) -> list[Raised]:
 
 
 #: A sentence that states a failed requirement, with a value in it: what an untyped quote of a message reads like.
-_FAILED_RULE = re.compile(r"\b(?:must|should|is not divisible|not divisible|is incompatible|incompatible with|"
-                          r"is invalid|requires?)\b.*\d|\d.*\b(?:must|should|is not divisible|is incompatible)\b")
+_FAILED_RULE = re.compile(r"\b(?:must|should|not divisible|incompatible|is invalid|requires?)\b")
+_VALUE = re.compile(r"\d")
 
 
 def _quoted(text: str) -> list[Raised]:
@@ -112,28 +112,34 @@ def _quoted(text: str) -> list[Raised]:
     lines = [(stream, line, number) for stream, line, number in clean(text) if line.strip()]
     if len(lines) > 12:
         return []  # a log, not a quote: what it does not raise is not its failure
-    return [Raised("Error", line.strip(), [], stream, number) for stream, line, number in lines
-            if _FAILED_RULE.search(line) and not line.lstrip().startswith(("#", "File ", "[..."))][:2]
+    return [Raised("Error", line.strip()[:2000], [], stream, number) for stream, line, number in lines
+            if _FAILED_RULE.search(line[:2000]) and _VALUE.search(line[:2000])
+            and not line.lstrip().startswith(("#", "File ", "[..."))][:2]
 
 
 def _one(raised: Raised, launch: Optional[Replay], options: dict, appends: dict[str, str]) -> Failure:
     site = match(raised)
     verdict = _verdict(raised, site, launch, options, appends)
-    return Failure(raised, site, replace(verdict, causes=_as_written(verdict.causes, launch, options)))
+    if _composition(raised, site):  # Hydra's or OmegaConf's: the key is the argument the user wrote
+        return Failure(raised, site, verdict)
+    return Failure(raised, site, replace(verdict, causes=_as_written(verdict.causes, launch, appends, options)))
 
 
-def _as_written(causes: list[Cause], launch: Optional[Replay], options: dict) -> list[Cause]:
-    """Each cause under the key a user writes: a key verl's config copies from another (the rollout's prompt_length
-    is data.max_prompt_length), where the launch does not write the copy itself, is that other key. A copy whose
-    source is named too stays (the ref's use_mbridge beside the actor's: releases that do not copy it need both)."""
+def _as_written(causes: list[Cause], launch: Optional[Replay], appends: dict[str, str],
+                options: dict) -> list[Cause]:
+    """Each cause a raise's fields gave, under the key a user writes: a key verl's config copies from another (the
+    rollout's prompt_length is data.max_prompt_length) is that other key, unless the launch (or the override list
+    the log shows) writes the copy itself. A copy whose source is named too stays (the ref's use_mbridge beside the
+    actor's: releases that do not copy it need both); a deletion, or a line that is not ``key=value``, stays."""
     out, named = [], {c.key for c in causes}
+    written = {split_override(a)[1] for a in (launch.argv if launch is not None else []) if "=" in a} | set(appends)
     for cause in causes:
         key = written_as(cause.key, options.get("verl_version")) if "." in cause.key else cause.key
-        if key == cause.key or key in named or (launch is not None and _written(launch, cause.key.rsplit(".", 1)[-1])):
+        plain = cause.fix is None or cause.fix.startswith(cause.key + "=")
+        if key == cause.key or key in named or cause.key in written or cause.delete or not plain:
             out.append(cause)
             continue
-        fix = f"{key}={cause.fix.split('=', 1)[1]}" if cause.fix and cause.fix.startswith(cause.key + "=") else \
-            cause.fix
+        fix = f"{key}={cause.fix.split('=', 1)[1]}" if cause.fix else None
         out.append(replace(cause, key=key, fix=fix))
     return _unique(out)
 
@@ -240,7 +246,7 @@ def _of_class(site: Match, leaf: str) -> list[str]:
                                                           for name in site.site.names(leaf)):
         return []
     keys = verl_keys._data()["keys"]
-    return [path for section in class_sections(cls) for path in [f"{section}.{leaf}"] if path in keys][:1]
+    return [path for section in sections_of(cls, derived=True) for path in [f"{section}.{leaf}"] if path in keys][:1]
 
 
 def _written(launch: Optional[Replay], leaf: str) -> list[str]:

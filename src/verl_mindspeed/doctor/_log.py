@@ -80,8 +80,8 @@ class Raised:
         return self.type, " ".join(self.message.split())[:300]
 
 
-#: A log pasted as a Markdown quote: "> " opens each line (never Python's ">>> " prompt).
-_QUOTE = re.compile(r"^> ?(?=[^>]|$)")
+#: A log pasted as a Markdown quote: "> " opens each line, "> > " a quote within one (never Python's ">>> ").
+_QUOTE = re.compile(r"^(?:> ?(?=[^>]|$)|(?:> )+)")
 
 
 def clean(text: str) -> list[tuple[str, str, int]]:
@@ -89,7 +89,7 @@ def clean(text: str) -> list[tuple[str, str, int]]:
     removed."""
     out = []
     for number, raw in enumerate(text.splitlines(), 1):
-        line = _QUOTE.sub("", _REPEATED.sub("", _ANSI.sub("", raw.replace("\r", ""))))
+        line = _REPEATED.sub("", _ANSI.sub("", _QUOTE.sub("", raw.replace("\r", ""))))  # the quote opens the line
         stream = "driver"
         match = _PREFIX.match(line)
         if match and (match.group("pid") or match.group("who") in ("TaskRunner", "WorkerDict", "raylet")):

@@ -77,7 +77,8 @@ def passed_twice(raised: Raised, site: Optional[Match], launch: Optional[Replay]
                if key.startswith(_OTC_PATH)]
     causes = []
     for name in filter(None, (hit.group("name"), hit.group("name2"))):
-        key = next((k for k in written if k[len(_OTC_PATH):].startswith(name)), _OTC_PATH + name)
+        key = next((k for k in written if k[len(_OTC_PATH):] == name), None) or \
+            next((k for k in written if k[len(_OTC_PATH):].startswith(name)), _OTC_PATH + name)
         causes.append(Cause(key, delete=True))
     what = tr("{type}: verl's config converter sets {names} itself and passes override_transformer_config on top: "
               "the same keyword twice; delete the override", type=raised.type,
@@ -128,7 +129,7 @@ def _printed_keys(message: str, engine_side: bool = True) -> dict[str, tuple[str
     name (two underscores at least, no model fact), the engine arguments verl passes its rollout settings as (when
     ``engine_side``), in snake case or in words, and engine arguments a message quotes without a value (vLLM's
     "increasing `gpu_memory_utilization`")."""
-    engine = {name: key for name, key in engine_arguments().items() if "_" in name} if engine_side else {}
+    engine = {name: key for name, key in engine_arguments().items() if name.count("_") >= 2} if engine_side else {}
     out: dict[str, tuple[str, Optional[int], int]] = {}
     for m in _VALUED.finditer(message):
         leaf = m.group("leaf")
@@ -136,11 +137,11 @@ def _printed_keys(message: str, engine_side: bool = True) -> dict[str, tuple[str
         if key:
             out.setdefault(leaf, (key, _int(m.group("value")), m.start()))
     for m in _WORDED.finditer(message):
-        words = m.group("words").lower().split()
-        leaf = next(("_".join(words[n:]) for n in range(len(words) - 1) if "_".join(words[n:]) in engine), None)
-        if leaf is not None:
-            out.setdefault(leaf, (engine[leaf], _int(m.group("value")), m.start() + m.group("words").lower().index(
-                leaf.split("_")[0] + " ")))
+        spans = [(w.start(), w.group().lower()) for w in re.finditer(r"[A-Za-z]+", m.group("words"))]
+        n = next((n for n in range(len(spans) - 1) if "_".join(w for _a, w in spans[n:]) in engine), None)
+        if n is not None:
+            leaf = "_".join(w for _a, w in spans[n:])
+            out.setdefault(leaf, (engine[leaf], _int(m.group("value")), m.start() + spans[n][0]))
     for m in _QUOTED.finditer(message):
         leaf = m.group("leaf")
         key = engine.get(leaf) or (_path(leaf) if leaf.count("_") >= 2 and leaf not in MODEL_FIELDS else None)

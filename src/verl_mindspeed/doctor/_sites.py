@@ -10,6 +10,7 @@ holds in its place: ``num_attention_heads ({self.num_attention_heads}) must be a
 
 from __future__ import annotations
 
+import ast
 import gzip
 import json
 import re
@@ -136,10 +137,11 @@ def match(raised: Raised) -> Optional[Match]:
         for site in _by_file()[rel]:
             if site.exception != raised.type:
                 continue
-            if depth == 0 and asserted is not None and not asserted.startswith(" ".join(site.condition.split())):
+            if depth == 0 and asserted is not None and _same_condition(site.condition) != asserted:
                 continue  # the frame prints the assert that failed, and it is not this one
             at_line = tuple(r for r, n in site.releases if n == line)
-            bound = _bind(site, raised.message) if site.exprs or site.parts else {}
+            bound = _bind(site, raised.message) if site.exprs or site.parts else \
+                (None if raised.message.strip() else {})  # a site that prints nothing printed no message
             if not at_line and bound is None:
                 continue
             score = 2.0 * bool(at_line) + (1.0 if bound is not None else 0.0) + site.literal / 1000
@@ -151,10 +153,26 @@ def match(raised: Raised) -> Optional[Match]:
 
 
 def _asserted(raised: Raised) -> Optional[str]:
-    """The condition of the ``assert`` the innermost frame prints, spaces normalised (None for any other line)."""
-    code = raised.code or ""
-    return " ".join(code[len("assert "):].split()) if raised.type == "AssertionError" and \
-        code.startswith("assert ") else None
+    """The condition of the ``assert`` the innermost frame prints, as Python writes it back (quotes, parentheses and
+    spaces evened out); None for another line, or one that is not a whole statement (``assert (`` of a multi-line
+    assert, a line ending in ``\\``)."""
+    code = (raised.code or "").strip().rstrip("\\").rstrip().rstrip(",")  # "assert x, \\": the message follows
+    if raised.type != "AssertionError" or not code.startswith("assert "):
+        return None
+    try:
+        statement = ast.parse(code).body[0]
+    except (SyntaxError, IndexError, ValueError):
+        return None
+    return ast.unparse(statement.test) if isinstance(statement, ast.Assert) else None
+
+
+@lru_cache(maxsize=4096)
+def _same_condition(condition: Optional[str]) -> Optional[str]:
+    """A site's condition written back the way :func:`_asserted` writes a frame's (None when it has none)."""
+    try:
+        return ast.unparse(ast.parse(condition, mode="eval").body) if condition else None
+    except (SyntaxError, ValueError):
+        return condition
 
 
 def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:

@@ -55,26 +55,16 @@ def default(key: str, verl_version: Optional[str] = None) -> Optional[Any]:
     return value
 
 
-def sections_of(cls: str, verl_version: Optional[str] = None) -> tuple[str, ...]:
+def sections_of(cls: str, verl_version: Optional[str] = None, derived: bool = False) -> tuple[str, ...]:
     """The config sections verl converts into the dataclass named ``cls`` (their ``_target_``), the actor's first:
-    ``HFModelConfig`` -> ``actor_rollout_ref.model``, ..."""
-    from omegaconf import DictConfig
+    ``HFModelConfig`` -> ``actor_rollout_ref.model``, ... With ``derived``, into a class derived from it as well
+    (``ActorConfig`` -> the actor's and the ref's ``McoreActorConfig``), read from the classes' sources."""
+    from ..compose._dataclasses import ancestors
 
     found = _tree(verl_version)
-    out: list[str] = []
-
-    def walk(node, path: str) -> None:
-        if not isinstance(node, DictConfig):
-            return
-        if str(node.get("_target_", "")).rsplit(".", 1)[-1] == cls:
-            out.append(path)
-        for key in node.keys():
-            if isinstance(node._get_node(key), DictConfig):
-                walk(node._get_node(key), f"{path}.{key}" if path else str(key))
-
-    if found is not None:
-        walk(found.cfg, "")
-    return tuple(sorted(out, key=lambda p: (not p.startswith("actor_rollout_ref."), ".ref." in p, len(p), p)))
+    root = found.tree.root if found is not None else None
+    return tuple(section for section, target in _targets(verl_version) if target.rsplit(".", 1)[-1] == cls
+                 or (derived and root is not None and cls in ancestors(root, target)))
 
 
 def releases_with(key: str) -> tuple[str, ...]:
@@ -162,41 +152,8 @@ def _targets(verl_version: Optional[str] = None) -> tuple[tuple[str, str], ...]:
 
     if found is not None:
         walk(found.cfg, "")
-    return tuple(out)
-
-
-@lru_cache(maxsize=8)
-def _bases(verl_version: Optional[str] = None) -> dict[str, tuple[str, ...]]:
-    """Class name -> the names of its bases, for the classes of the folders verl's config targets live in (read
-    from their source: importing verl's config package takes seconds)."""
-    found = _tree(verl_version)
-    if found is None or found.tree.root is None:
-        return {}
-    folders = {found.tree.root.joinpath(*target.split(".")[:-1]) for _s, target in _targets(verl_version)}
-    out: dict[str, tuple[str, ...]] = {}
-    for folder in folders:
-        files = sorted(folder.glob("*.py")) if folder.is_dir() else [folder.with_suffix(".py")]
-        for path in files:
-            try:
-                module = ast.parse(path.read_text(encoding="utf-8"))
-            except (OSError, SyntaxError, UnicodeDecodeError):
-                continue
-            for node in ast.walk(module):
-                if isinstance(node, ast.ClassDef):
-                    out.setdefault(node.name, tuple(b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")
-                                                    for b in node.bases))
-    return out
-
-
-def class_sections(cls: str, verl_version: Optional[str] = None) -> tuple[str, ...]:
-    """The sections verl converts into ``cls`` or a class derived from it (``ActorConfig`` -> the actor's and the
-    ref's, which are ``McoreActorConfig``)."""
-    bases = _bases(verl_version)
-
-    def derives(name: str, seen: frozenset = frozenset()) -> bool:
-        return name == cls or (name not in seen and any(derives(b, seen | {name}) for b in bases.get(name, ())))
-
-    return tuple(section for section, target in _targets(verl_version) if derives(target.rsplit(".", 1)[-1]))
+    return tuple(sorted(out, key=lambda st: (not st[0].startswith("actor_rollout_ref."), ".ref." in f"{st[0]}.",
+                                             len(st[0]), st[0])))
 
 
 _ALIAS = re.compile(r"\$\{(?:oc\.select:)?(?P<ref>\.*[\w.]+)(?:,[^}]*)?\}")
@@ -227,5 +184,5 @@ def written_as(key: str, verl_version: Optional[str] = None) -> str:
     return key
 
 
-__all__ = ["class_sections", "default", "engine_arguments", "release", "releases_with", "rollout_engines",
+__all__ = ["default", "engine_arguments", "release", "releases_with", "rollout_engines",
            "sections_of", "written_as"]
