@@ -187,7 +187,7 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
         return _settings(site, settable, what, launch, options)
     verdict = explain(raised, site, launch) or not_the_launch(raised, site)
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure
-    return (named(raised, site) or verdict) if verdict.kind == "unknown" else verdict
+    return (named(raised, site, options.get("verl_version")) or verdict) if verdict.kind == "unknown" else verdict
 
 
 def _reproduced(raised: Raised, launch: Optional[Replay]) -> list:
@@ -230,7 +230,8 @@ def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repl
         if bound and written:  # the argument whose value the message printed
             printed = str(site.bound[bound[0]]).strip()
             written = [k for k in written if launch.value(k) == printed] or written
-        keys = (written or _of_class(site, leaf) or paths_for(leaf, package, site.site.chains))[:2]
+        keys = (written or _of_class(site, leaf, options.get("verl_version")) or
+                paths_for(leaf, package, site.site.chains))[:2]
         if value is not None:  # the setting the condition moves: the others it reads are context
             return Verdict("override", what, [Cause(k, _line(k, value)) for k in keys], tuple(settable), "likely")
         causes += [Cause(k) for k in keys]
@@ -238,7 +239,7 @@ def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repl
     return Verdict("override", what, _unique(causes), tuple(settable), certainty)
 
 
-def _of_class(site: Match, leaf: str) -> list[str]:
+def _of_class(site: Match, leaf: str, verl_version: Optional[str] = None) -> list[str]:
     """A verl config class's own field (``self.ppo_mini_batch_size`` in ``ActorConfig.validate``): the key of the
     first section verl converts into that class (the actor's, not the critic's field of the same name)."""
     cls, _, _method = site.site.function.rpartition(".")
@@ -246,7 +247,8 @@ def _of_class(site: Match, leaf: str) -> list[str]:
                                                           for name in site.site.names(leaf)):
         return []
     keys = verl_keys._data()["keys"]
-    return [path for section in sections_of(cls, derived=True) for path in [f"{section}.{leaf}"] if path in keys][:1]
+    return [path for section in sections_of(cls, verl_version, derived=True) for path in [f"{section}.{leaf}"]
+            if path in keys][:1]
 
 
 def _written(launch: Optional[Replay], leaf: str) -> list[str]:

@@ -124,12 +124,15 @@ _DIVIDES = re.compile(r"(?P<x>\d+)\)?\.? (?:must|should|has to) be (?:divisible 
 _ENGINES = ("/vllm/", "/sglang/", "/tensorrt_llm/", "/verl/workers/rollout/")
 
 
-def _printed_keys(message: str, engine_side: bool = True) -> dict[str, tuple[str, Optional[int], int]]:
+def _printed_keys(message: str, engine_side: bool = True,
+                  verl_version: Optional[str] = None) -> dict[str, tuple[str, Optional[int], int]]:
     """leaf (as printed) -> (verl key, the value printed with it or None, where it is printed): verl settings by
     name (two underscores at least, no model fact), the engine arguments verl passes its rollout settings as (when
     ``engine_side``), in snake case or in words, and engine arguments a message quotes without a value (vLLM's
     "increasing `gpu_memory_utilization`")."""
-    engine = {name: key for name, key in engine_arguments().items() if name.count("_") >= 2} if engine_side else {}
+    # a release's cached tree keeps only its config classes: then the installed verl's servers say it
+    passed = (engine_arguments(verl_version) or engine_arguments()) if engine_side else {}
+    engine = {name: key for name, key in passed.items() if name.count("_") >= 2}
     out: dict[str, tuple[str, Optional[int], int]] = {}
     for m in _VALUED.finditer(message):
         leaf = m.group("leaf")
@@ -171,7 +174,7 @@ def _divisor_fix(message: str, printed: dict[str, tuple[str, Optional[int], int]
     return out
 
 
-def named(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
+def named(raised: Raised, site: Optional[Match], verl_version: Optional[str] = None) -> Optional[Verdict]:
     """A raise no index holds (vLLM's, a recipe's) whose message prints verl settings by name, or the engine
     arguments verl passes them as (``max_num_batched_tokens (8192) is smaller than max_model_len (9216)``,
     ``tensor parallel size (8)``): those keys, possible causes. Where the message says one is smaller than the
@@ -183,8 +186,8 @@ def named(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
         return None
     message = raised.message[:20000]
     # an engine's argument names (``tensor parallel size``) are the rollout's only where the raise is the engine's
-    printed = _printed_keys(message, not raised.frames or any(e in f.replace("\\", "/") for f, _l, _fn in
-                                                              raised.frames for e in _ENGINES))
+    engine_side = not raised.frames or any(e in f.replace("\\", "/") for f, _l, _fn in raised.frames for e in _ENGINES)
+    printed = _printed_keys(message, engine_side, verl_version)
     keys = {leaf: key for leaf, (key, _v, _a) in printed.items()}
     keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(message)})
     if not keys:
