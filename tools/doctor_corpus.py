@@ -41,6 +41,7 @@ HELD_OUT = frozenset({
     "megatron_bridge_pr409_comm_overlap_asdict_typeerror",
     "megatron_bridge_pr5740_flex_backend_null_invalid_backend",
     "megatron_bridge_pr5893_vp12_indivisible_layers_per_stage",
+    "megatron_bridge_pr6002_vpp_layout_single_iterator",
     "megatron_bridge_pr6054_qwen3_235b_ep_pp_world_size",
     "megatron_bridge_pr6083_deepseek_v3_vr200_expert_grid_pp",
     "megatron_lm_1877_alltoall_dispatcher_view_empty_output",
@@ -63,6 +64,7 @@ HELD_OUT = frozenset({
     "slime_1896_rollout_num_gpus_overallocated_colocate",
     "slime_pr249_debug_rollout_only_dp_group_not_initialized",
     "tinyzero_47_equal_chunk_batch_not_multiple_of_gpus",
+    "verl_1015_prompt_longer_than_vllm_max_model_len",
     "verl_1108_dapo_num_gen_batches_ge_max_num_gen_batches",
     "verl_145_seq_balance_missing_micro_batch_typeerror",
     "verl_1565_fused_kernels_single_gpu_setstorage",
@@ -90,6 +92,7 @@ HELD_OUT = frozenset({
     "verl_7295_max_ckpt_to_keep_not_in_struct",
     "verl_7624_chunked_prefill_false_vllm024_validationerror",
     "verl_995_enforce_eager_with_free_cache_engine",
+    "verl_omni_pr227_ray_noset_ascend_visible_devices",
     "verl_pr1598_prime_reward_model_fused_kernels_squeeze",
     "verl_pr1763_npu_gsm8k_parquet_not_prepared",
     "verl_pr1776_arm64_tensordict_012_membership_check",
@@ -98,7 +101,9 @@ HELD_OUT = frozenset({
     "verl_pr2905_missing_rollout_name_mandatory_value",
     "verl_pr3068_fsdp_engine_config_mixed_precision_hydra",
     "verl_pr4910_plus_enable_activation_offload_already_in_config",
+    "verl_pr7959_acl_graph_notify_exhaustion_cudagraph_mode",
     "verl_pr820_plus_val_before_train_could_not_append",
+    "vllm_ascend_116_copy_d2d_507001_expandable_segments",
 })
 
 
