@@ -330,11 +330,12 @@ def _getter(node: ast.expr) -> Optional[str]:
 def _fields(node: Optional[ast.expr]) -> Iterator[str]:
     if node is None:
         return
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}  # a method, not a field: x.split(",")
     for n in ast.walk(node):
         size = _getter(n)
         if size:
             yield size
-        if isinstance(n, ast.Attribute):
+        if isinstance(n, ast.Attribute) and id(n) not in called:
             yield n.attr
         elif isinstance(n, ast.Call) and _name(n.func) in ("getattr", "hasattr") and len(n.args) >= 2 and \
                 isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):

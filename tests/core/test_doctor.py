@@ -781,3 +781,13 @@ def test_what_the_second_review_found_gives_no_wrong_line(tmp_path, capsys):
     log.write_text(message)
     binary.write_bytes(b"\xff\xfe\x00binary")
     assert main(["doctor", str(log), "--args-file", str(binary)]) == 2
+
+
+def test_a_method_a_condition_calls_is_no_field_of_the_site():
+    """The index keeps the fields a raise's condition reads; ``s.split(",")`` calls a method, which is no setting
+    (Megatron-LM's training args have a --split, so it once named override_transformer_config.split)."""
+    from verl_mindspeed.doctor._sites import sites
+
+    called = [s for s in sites() if s.condition and ".split(" in s.condition and "split" in s.fields]
+    assert not called, [(s.file, s.condition) for s in called[:3]]
+    assert any(s.condition and ".split(" in s.condition for s in sites())  # such conditions are in the index
