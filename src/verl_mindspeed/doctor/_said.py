@@ -19,6 +19,7 @@ from ._blame import ACTOR, MODEL_FIELDS, Cause, Verdict, verl_leaves
 from ._log import Raised
 from ._replay import Replay, launch_value
 from ._sites import Match
+from ._solve import int_of
 from ._verl import engine_arguments
 
 _ADVISED = re.compile(r"\b(?:[Ss]et|[Uu]se|[Pp]ass|[Aa]dd|[Tt]ry|[Ss]pecify)\s+(?:the\s+)?[`'\"]"
@@ -138,23 +139,19 @@ def _printed_keys(message: str, engine_side: bool = True,
         leaf = m.group("leaf")
         key = engine.get(leaf) or (_path(leaf) if leaf.count("_") >= 2 and leaf not in MODEL_FIELDS else None)
         if key:
-            out.setdefault(leaf, (key, _int(m.group("value")), m.start()))
+            out.setdefault(leaf, (key, int_of(m.group("value")), m.start()))
     for m in _WORDED.finditer(message):
         spans = [(w.start(), w.group().lower()) for w in re.finditer(r"[A-Za-z]+", m.group("words"))]
         n = next((n for n in range(len(spans) - 1) if "_".join(w for _a, w in spans[n:]) in engine), None)
         if n is not None:
             leaf = "_".join(w for _a, w in spans[n:])
-            out.setdefault(leaf, (engine[leaf], _int(m.group("value")), m.start() + spans[n][0]))
+            out.setdefault(leaf, (engine[leaf], int_of(m.group("value")), m.start() + spans[n][0]))
     for m in _QUOTED.finditer(message):
         leaf = m.group("leaf")
         key = engine.get(leaf) or (_path(leaf) if leaf.count("_") >= 2 and leaf not in MODEL_FIELDS else None)
         if key:
             out.setdefault(leaf, (key, None, m.start()))
     return out
-
-
-def _int(text: str) -> Optional[int]:
-    return int(text) if text.lstrip("-").isdigit() else None
 
 
 def _divisor_fix(message: str, printed: dict[str, tuple[str, Optional[int], int]]) -> dict[str, int]:

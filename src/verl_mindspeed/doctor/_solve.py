@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Iterator, Optional
 
 _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
         ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
@@ -88,27 +88,35 @@ def raises(condition: str, when_false: bool, values: dict[str, Any]) -> Optional
 def nearest_passing(condition: str, when_false: bool, values: dict[str, Any], expr: str) -> Optional[int]:
     """The integer nearest the value of ``expr`` (at least 1; the smaller first on a tie) for which the site does
     not raise, when the printed values make it raise; None when the condition cannot be run or nothing near does."""
-    current = values.get(expr)
-    if not isinstance(current, int) or isinstance(current, bool) or raises(condition, when_false, values) is not True:
-        return None
-    for distance in range(1, max(2 * current, 64) + 1):
-        for candidate in (current - distance, current + distance):
-            if candidate >= 1 and raises(condition, when_false, {**values, expr: candidate}) is False:
-                return candidate
-    return None
+    return _first_passing(condition, when_false, values, expr, lambda current: (
+        candidate for distance in range(1, max(2 * current, 64) + 1)
+        for candidate in (current - distance, current + distance) if candidate >= 1))
 
 
 def divisor_passing(condition: str, when_false: bool, values: dict[str, Any], expr: str) -> Optional[int]:
     """The largest divisor of the value of ``expr``, below it, for which the site does not raise: for a size the
     world size must be a multiple of, the only values that cannot raise that check in turn (TP 8 with 28 heads is
     4, not 7; one that grows needs devices the run may not have)."""
+    return _first_passing(condition, when_false, values, expr, lambda current: (
+        candidate for candidate in range(current - 1, 0, -1) if current % candidate == 0))
+
+
+def _first_passing(condition: str, when_false: bool, values: dict[str, Any], expr: str,
+                   candidates: Callable[[int], Iterator[int]]) -> Optional[int]:
+    """The first of ``candidates(current)`` for which the site does not raise, when the printed values (``expr`` an
+    integer among them) make it raise."""
     current = values.get(expr)
     if not isinstance(current, int) or isinstance(current, bool) or raises(condition, when_false, values) is not True:
         return None
-    for candidate in range(current - 1, 0, -1):
-        if current % candidate == 0 and raises(condition, when_false, {**values, expr: candidate}) is False:
-            return candidate
-    return None
+    return next((c for c in candidates(current) if raises(condition, when_false, {**values, expr: c}) is False), None)
 
 
-__all__ = ["divisor_passing", "evaluate", "nearest_passing", "raises", "value_of"]
+def int_of(text: Any) -> Optional[int]:
+    """A printed integer (``" 8"`` -> 8), or None for anything else (a float, a word, None)."""
+    try:
+        return int(str(text).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+__all__ = ["divisor_passing", "evaluate", "int_of", "nearest_passing", "raises", "value_of"]

@@ -32,6 +32,7 @@ from ._log import Raised
 from ._replay import Replay, launch_value
 from ._said import advised, data_file, passed_twice
 from ._sites import Match, relative
+from ._solve import int_of
 from ._verl import release, rollout_engines, sections_of
 
 #: Code paths a launch switch selects: (frame path parts, keys, the value that avoids the path, what the path is).
@@ -60,13 +61,6 @@ def explain(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> 
         if verdict is not None:
             return verdict
     return None
-
-
-def _int(text: Optional[str]) -> Optional[int]:
-    try:
-        return int(str(text).strip())
-    except (TypeError, ValueError):
-        return None
 
 
 def batch_key(raised: Raised, launch: Optional[Replay]) -> str:
@@ -98,12 +92,12 @@ def divisible_batch(size: int, chunks: int, written: Optional[int]) -> Optional[
 def _chunk(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
     if site is None or site.site.file != "verl/protocol.py" or not site.site.function.endswith(".chunk"):
         return None
-    printed = [_int(v) for v in site.bound.values()]
+    printed = [int_of(v) for v in site.bound.values()]
     if len(printed) != 2 or None in printed or not printed[1]:
         return None
     size, chunks = printed
     key = batch_key(raised, launch)
-    value = divisible_batch(size, chunks, _int(launch_value(launch, key)))
+    value = divisible_batch(size, chunks, int_of(launch_value(launch, key)))
     what = tr("{type}: verl splits a batch of {size} over the worker group's {chunks} ranks and needs equal parts: "
               "the batch ({key}) must make a multiple of the world size", type=raised.type, size=size, chunks=chunks,
               key=key)
