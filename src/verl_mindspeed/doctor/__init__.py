@@ -20,7 +20,6 @@ from typing import Any, Callable, Optional, Sequence
 from ..catalog import verl_keys
 from ..i18n import Msg, tr
 from ..launch import LaunchFile
-from ..overrides import split_override
 from ._blame import (
     Cause,
     Verdict,
@@ -132,7 +131,7 @@ def _as_written(causes: list[Cause], launch: Optional[Replay], appends: dict[str
     the log shows) writes the copy itself. A copy whose source is named too stays (the ref's use_mbridge beside the
     actor's: releases that do not copy it need both); a deletion, or a line that is not ``key=value``, stays."""
     out, named = [], {c.key for c in causes}
-    written = {split_override(a)[1] for a in (launch.argv if launch is not None else []) if "=" in a} | set(appends)
+    written = set(launch.keys() if launch is not None else ()) | set(appends)
     for cause in causes:
         key = written_as(cause.key, options.get("verl_version")) if "." in cause.key else cause.key
         plain = cause.fix is None or cause.fix.startswith(cause.key + "=")
@@ -254,8 +253,7 @@ def _of_class(site: Match, leaf: str, verl_version: Optional[str] = None) -> lis
 def _written(launch: Optional[Replay], leaf: str) -> list[str]:
     if launch is None:
         return []
-    keys = [split_override(a)[1] for a in launch.argv if "=" in a and not a.startswith("-")]
-    return [k for k in keys if k.rsplit(".", 1)[-1] == leaf]
+    return [k for k in launch.keys() if k.rsplit(".", 1)[-1] == leaf]
 
 
 def _line(key: str, value: Any) -> str:

@@ -23,6 +23,10 @@ class Replay:
     issues: list[Issue]
     entry: Optional[str] = None
 
+    def keys(self) -> list[str]:
+        """The keys the launch's overrides set (their ``+``/``++`` taken off), in order; no ``--config-name``."""
+        return [split_override(a)[1] for a in self.argv if "=" in a and not a.startswith("-")]
+
     def value(self, key: str) -> Optional[str]:
         """The value the launch's last argument for ``key`` writes, unquoted; None when no argument sets it."""
         for arg in reversed(self.argv):

@@ -74,8 +74,7 @@ def passed_twice(raised: Raised, site: Optional[Match], launch: Optional[Replay]
     where = raised.message + " ".join(path for path, _line, _fn in raised.frames)
     if raised.type != "TypeError" or hit is None or "config_converter" not in where:
         return None
-    written = [key for arg in (launch.argv if launch is not None else []) for key in [arg.lstrip("+~").split("=")[0]]
-               if key.startswith(_OTC_PATH)]
+    written = [key for key in (launch.keys() if launch is not None else ()) if key.startswith(_OTC_PATH)]
     causes = []
     for name in filter(None, (hit.group("name"), hit.group("name2"))):
         key = next((k for k in written if k[len(_OTC_PATH):] == name), None) or \
@@ -135,11 +134,13 @@ def _printed_keys(message: str, engine_side: bool = True,
     passed = (engine_arguments(verl_version) or engine_arguments()) if engine_side else {}
     engine = {name: key for name, key in passed.items() if name.count("_") >= 2}
     out: dict[str, tuple[str, Optional[int], int]] = {}
+    def key_of(leaf: str) -> Optional[str]:  # an engine's argument, else a setting verl names so
+        return engine.get(leaf) or (_path(leaf) if leaf.count("_") >= 2 and leaf not in MODEL_FIELDS else None)
+
     for m in _VALUED.finditer(message):
-        leaf = m.group("leaf")
-        key = engine.get(leaf) or (_path(leaf) if leaf.count("_") >= 2 and leaf not in MODEL_FIELDS else None)
+        key = key_of(m.group("leaf"))
         if key:
-            out.setdefault(leaf, (key, int_of(m.group("value")), m.start()))
+            out.setdefault(m.group("leaf"), (key, int_of(m.group("value")), m.start()))
     for m in _WORDED.finditer(message):
         spans = [(w.start(), w.group().lower()) for w in re.finditer(r"[A-Za-z]+", m.group("words"))]
         n = next((n for n in range(len(spans) - 1) if "_".join(w for _a, w in spans[n:]) in engine), None)
@@ -147,10 +148,9 @@ def _printed_keys(message: str, engine_side: bool = True,
             leaf = "_".join(w for _a, w in spans[n:])
             out.setdefault(leaf, (engine[leaf], int_of(m.group("value")), m.start() + spans[n][0]))
     for m in _QUOTED.finditer(message):
-        leaf = m.group("leaf")
-        key = engine.get(leaf) or (_path(leaf) if leaf.count("_") >= 2 and leaf not in MODEL_FIELDS else None)
+        key = key_of(m.group("leaf"))
         if key:
-            out.setdefault(leaf, (key, None, m.start()))
+            out.setdefault(m.group("leaf"), (key, None, m.start()))
     return out
 
 

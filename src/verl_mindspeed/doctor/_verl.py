@@ -35,17 +35,24 @@ def release(verl_version: Optional[str] = None) -> Optional[str]:
     return str(found.tree.version) if found is not None else None
 
 
+def _holder(key: str, verl_version: Optional[str] = None) -> tuple[Any, str]:
+    """(the section of verl's config that holds ``key``, its last name); the section is None when the config (or
+    the section) lacks the key."""
+    from omegaconf import DictConfig, OmegaConf
+
+    found = _tree(verl_version)
+    node, _, leaf = key.rpartition(".")
+    parent = (OmegaConf.select(found.cfg, node) if node else found.cfg) if found is not None else None
+    return (parent if isinstance(parent, DictConfig) and leaf in parent else None), leaf
+
+
 def default(key: str, verl_version: Optional[str] = None) -> Optional[Any]:
     """The scalar value verl's own config gives ``key`` (None when the config lacks it, it is mandatory, a node, or
     an interpolation of another key)."""
     from omegaconf import DictConfig, ListConfig, OmegaConf
 
-    found = _tree(verl_version)
-    if found is None:
-        return None
-    node, _, leaf = key.rpartition(".")
-    parent = OmegaConf.select(found.cfg, node) if node else found.cfg
-    if not isinstance(parent, DictConfig) or leaf not in parent:
+    parent, leaf = _holder(key, verl_version)
+    if parent is None:
         return None
     if OmegaConf.is_interpolation(parent, leaf) or OmegaConf.is_missing(parent, leaf):
         return None
@@ -164,14 +171,12 @@ def written_as(key: str, verl_version: Optional[str] = None) -> str:
     """The key a user writes for ``key``: where verl's config makes it a copy of another
     (``rollout.prompt_length: ${oc.select:data.max_prompt_length,512}``), that one, followed to its end; else ``key``.
     A reference within the section (``${oc.select:.ppo_micro_batch_size,null}``) is a legacy name, not followed."""
-    from omegaconf import DictConfig, OmegaConf
+    from omegaconf import OmegaConf
 
-    found = _tree(verl_version)
     seen = {key}
-    while found is not None:
-        node, _, leaf = key.rpartition(".")
-        parent = OmegaConf.select(found.cfg, node) if node else found.cfg
-        if not isinstance(parent, DictConfig) or leaf not in parent or not OmegaConf.is_interpolation(parent, leaf):
+    while True:
+        parent, leaf = _holder(key, verl_version)
+        if parent is None or not OmegaConf.is_interpolation(parent, leaf):
             break
         hit = _ALIAS.fullmatch(str(parent._get_node(leaf)._value()))
         if hit is None:
