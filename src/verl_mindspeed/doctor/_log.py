@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Optional
 
 #: The last two: colour codes whose ESC a copy lost, around Ray's prefix (``[36m(TaskRunner pid=1)[0m ...``).
@@ -84,9 +85,11 @@ class Raised:
 _QUOTE = re.compile(r"^(?:> ?(?=[^>]|$)|(?:> )+)")
 
 
-def clean(text: str) -> list[tuple[str, str, int]]:
+@lru_cache(maxsize=2)
+def clean(text: str) -> tuple[tuple[str, str, int], ...]:
     """(stream, line, 1-based position) for each line, colours, a Markdown quote's '> ', Ray's prefixes and tails
-    removed."""
+    removed. Kept for the last logs: a diagnosis reads one log up to three times (its exceptions, Hydra's override
+    list, an untyped quote)."""
     out = []
     for number, raw in enumerate(text.splitlines(), 1):
         line = _REPEATED.sub("", _ANSI.sub("", _QUOTE.sub("", raw.replace("\r", ""))))  # the quote opens the line
@@ -99,7 +102,7 @@ def clean(text: str) -> list[tuple[str, str, int]]:
         if rank:  # torchrun's per-rank prefix: the rank is the process
             stream, line = rank.group(0).strip().rstrip(":").strip("[]"), line[rank.end():]
         out.append((stream, line, number))
-    return out
+    return tuple(out)
 
 
 def exceptions(text: str) -> list[Raised]:
