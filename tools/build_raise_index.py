@@ -232,10 +232,14 @@ _HOLDERS = re.compile(r"(?:self|cls|args|cfg|config|\w+_config|\w+_cfg|\w+_args|
 
 def _alias(node: ast.expr) -> Optional[str]:
     """The setting an expression is, as it stands: ``self.config.rollout.tensor_model_parallel_size`` or
-    ``parallel_state.get_virtual_pipeline_model_parallel_world_size()``; None for anything computed."""
+    ``parallel_state.get_virtual_pipeline_model_parallel_world_size()``; ``@arg_name`` for ``getattr(args,
+    arg_name)``, the setting the variable names (the message prints its name); None for anything computed."""
     if isinstance(node, ast.Attribute):
         holders = ast.unparse(node.value).split(".")
         return node.attr if all(_HOLDERS.match(h) for h in holders) else None
+    if isinstance(node, ast.Call) and _name(node.func) == "getattr" and len(node.args) >= 2 and \
+            isinstance(node.args[1], ast.Name) and all(_HOLDERS.match(h) for h in ast.unparse(node.args[0]).split(".")):
+        return "@" + node.args[1].id  # getattr(args, arg_name): the setting whose name the variable holds
     return _getter(node)
 
 

@@ -791,3 +791,17 @@ def test_a_method_a_condition_calls_is_no_field_of_the_site():
     called = [s for s in sites() if s.condition and ".split(" in s.condition and "split" in s.fields]
     assert not called, [(s.file, s.condition) for s in called[:3]]
     assert any(s.condition and ".split(" in s.condition for s in sites())  # such conditions are in the index
+
+
+@pytest.mark.parametrize("name, key", [("tensor_model_parallel_size", TP),
+                                       ("pipeline_model_parallel_size", TP.replace("tensor", "pipeline"))])
+def test_a_setting_the_message_names_in_a_variable_is_the_one_at_fault(name, key):
+    """Megatron-LM's checkpoint check reads ``getattr(args, arg_name)`` and prints ``arg_name``: the printed name is
+    the setting, and the checkpoint's value is its fix (the value the launch gave it is what raised)."""
+    log = ("Traceback (most recent call last):\n"
+           '  File "/ws/megatron/training/checkpointing.py", line 87, in _compare\n'
+           "    assert checkpoint_value == args_value, error_message\n"
+           f"AssertionError: {name} value from checkpoint (1) is not equal to the input argument value (2).\n")
+    assert [(c.key, c.fix) for c in diagnose(log).causes] == [(key, f"{key}=1")]
+    unnamed = log.replace(name, "some value")  # a printed name that is no identifier names no setting
+    assert not diagnose(unnamed).causes

@@ -14,7 +14,7 @@ import ast
 import gzip
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
@@ -43,7 +43,8 @@ class Site:
     field is read from."""
     aliases: tuple[tuple[str, str], ...] = ()
     """Locals the condition reads that are one setting under another name: (``infer_tp``,
-    ``tensor_model_parallel_size``), (``vp_size``, ``virtual_pipeline_model_parallel_size``)."""
+    ``tensor_model_parallel_size``), (``vp_size``, ``virtual_pipeline_model_parallel_size``); (``args_value``,
+    ``@arg_name``) for ``args_value = getattr(args, arg_name)``, the setting the message names in ``arg_name``."""
 
     def names(self, leaf: str) -> tuple[str, ...]:
         """What the condition and the message may call the setting ``leaf``: itself, and its aliases."""
@@ -55,6 +56,17 @@ class Site:
 
     def template(self) -> str:
         return "{}".join(self.parts) if self.exprs else (self.parts[0] if self.parts else "")
+
+
+def named(site: Site, bound: dict[str, str]) -> Site:
+    """``site`` with the settings its message names in a variable (``getattr(args, arg_name)`` printed as
+    ``tensor_model_parallel_size value from checkpoint (1) is not equal to ... (2)``) among its fields and aliases."""
+    dynamic = {local: bound.get(field[1:], "").strip() for local, field in site.aliases if field.startswith("@")}
+    if not dynamic:
+        return site
+    names = {local: name for local, name in dynamic.items() if name.isidentifier()}
+    return replace(site, fields=tuple(dict.fromkeys((*site.fields, *names.values()))),
+                   aliases=tuple(sorted((*((k, v) for k, v in site.aliases if not v.startswith("@")), *names.items()))))
 
 
 @dataclass
@@ -146,7 +158,8 @@ def match(raised: Raised) -> Optional[Match]:
                 continue
             score = 2.0 * bool(at_line) + (1.0 if bound is not None else 0.0) + site.literal / 1000
             if best is None or score > best.score:
-                best = Match(site, bound or {}, at_line or tuple(r for r, _ in site.releases), True, score)
+                best = Match(named(site, bound or {}), bound or {}, at_line or tuple(r for r, _ in site.releases), True,
+                             score)
         if best is not None:
             return best
     return _by_message(raised)
@@ -189,7 +202,7 @@ def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:
             continue
         score = site.literal / 1000 + (0.5 if _pattern(site).fullmatch(" ".join(raised.message.split())) else 0)
         if best is None or score > best.score:
-            best = Match(site, bound, tuple(r for r, _ in site.releases), False, score)
+            best = Match(named(site, bound), bound, tuple(r for r, _ in site.releases), False, score)
     return best
 
 
