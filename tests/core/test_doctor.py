@@ -805,3 +805,18 @@ def test_a_setting_the_message_names_in_a_variable_is_the_one_at_fault(name, key
     assert [(c.key, c.fix) for c in diagnose(log).causes] == [(key, f"{key}=1")]
     unnamed = log.replace(name, "some value")  # a printed name that is no identifier names no setting
     assert not diagnose(unnamed).causes
+
+
+def test_a_printed_product_of_sizes_with_the_world_size_moves_each_size_to_a_divisor_that_fits():
+    """``ETP * EP * PP (1 * 64 * 4 = 256)`` on 128 GPUs: EP 32 or PP 2 each makes the product divide the world;
+    ETP, already 1, cannot move and is not blamed. Without the world size printed, no value is guessed."""
+    megatron = "actor_rollout_ref.actor.megatron."
+    log = ("ValueError: The expert-parallel grid is incompatible with requested 128 GPUs: the world size must be "
+           "divisible by ETP * EP * PP (1 * 64 * 4 = 256).\n")
+    assert [(c.key, c.fix) for c in diagnose(log).causes] == [
+        (megatron + "expert_model_parallel_size", megatron + "expert_model_parallel_size=32"),
+        (megatron + "pipeline_model_parallel_size", megatron + "pipeline_model_parallel_size=2")]
+    alone = "ValueError: world size must be divisible by ETP * EP * PP (1 * 64 * 4 = 256)\n"
+    assert [(c.key.rsplit(".", 1)[-1], c.fix) for c in diagnose(alone).causes] == [
+        ("expert_tensor_parallel_size", None), ("expert_model_parallel_size", None),
+        ("pipeline_model_parallel_size", None)]

@@ -96,7 +96,8 @@ _SIZES = {"TP": "tensor_model_parallel_size", "PP": "pipeline_model_parallel_siz
           "VPP": "virtual_pipeline_model_parallel_size"}
 
 
-_PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3} ?\* ?){1,5}[A-Z]{2,3}) ?\( ?\d+(?: ?\* ?\d+){1,5}")
+_PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3} ?\* ?){1,5}[A-Z]{2,3}) ?\( ?(?P<values>\d+(?: ?\* ?\d+){1,5})")
+_WORLD = re.compile(r"\b(?P<n>\d+) (?:GPUs|NPUs|devices|ranks)\b|\bworld[ _]size (?:\(|=|of |is )?(?P<n2>\d+)", re.I)
 
 
 def _printed_sizes(message: str) -> list[str]:
@@ -104,6 +105,31 @@ def _printed_sizes(message: str) -> list[str]:
     which a bare ``TP=4`` may not be (a rollout's)."""
     named = [n.strip() for hit in _PRODUCT.finditer(message[:20000]) for n in hit.group("names").split("*")]
     return [n for n in dict.fromkeys(named) if n in _SIZES]
+
+
+def _product_fix(message: str) -> dict[str, int]:
+    """A printed product of sizes the world size must be a multiple of (``ETP * EP * PP (1 * 64 * 4 = 256)``), with
+    the world size the message also prints (``requested 128 GPUs``): each size's largest divisor of its value that
+    makes the product divide the world size (PP 4 gives 2). Nothing without the world size."""
+    world = _WORLD.search(message)
+    hit = _PRODUCT.search(message)
+    if world is None or hit is None:
+        return {}
+    n = int(world.group("n") or world.group("n2"))
+    names = [x.strip() for x in hit.group("names").split("*")]
+    values = [int(v) for v in hit.group("values").split("*")]
+    product = 1
+    for v in values:
+        product *= v
+    if len(names) != len(values) or n <= 0 or n % product == 0:
+        return {}
+    out = {}
+    for name, value in zip(names, values):
+        rest = product // value if value else 0
+        fit = next((d for d in range(value - 1, 0, -1) if value % d == 0 and n % (rest * d) == 0), None)
+        if name in _SIZES and rest and fit:
+            out[name] = fit
+    return out
 
 
 def _path(leaf: str) -> Optional[str]:
@@ -186,11 +212,12 @@ def named(raised: Raised, site: Optional[Match], verl_version: Optional[str] = N
     engine_side = not raised.frames or any(e in f.replace("\\", "/") for f, _l, _fn in raised.frames for e in _ENGINES)
     printed = _printed_keys(message, engine_side, verl_version)
     keys = {leaf: key for leaf, (key, _v, _a) in printed.items()}
-    keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(message)})
+    product = _product_fix(message)  # with the world size printed: only the sizes that can move are at fault
+    keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(message) if not product or short in product})
     if not keys:
         return None
     smaller = _SMALLER.search(message)
-    divisor = _divisor_fix(message, printed)
+    divisor = {**_divisor_fix(message, printed), **product}
     causes = []
     for leaf, key in keys.items():
         fix = f"{key}={smaller.group('y')}" if smaller and smaller.group("a") == leaf and \
