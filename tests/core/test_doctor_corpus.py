@@ -27,16 +27,15 @@ def test_the_doctor_reads_every_real_failure_and_the_page_says_what_it_found():
     # the established no-fault failures it blames a key for, each explained in docs/doctor.md: a check megatron-core
     # 0.16.1 relaxed (MindSpeed's own copy of it still raises on every branch), a layout/VPP conflict whose layout
     # another project's recipe wrote (in a verl launch both are the launch's keys), and vLLM's batched-token check
-    # a verl fix later satisfied for the user (its fix line clears it too; verl#259 has the same line at fault), and
-    # megatron.training missing from a pip megatron-core, which it names as PYTHONPATH lacking Megatron-LM's tree
-    # (the thread's answer, the image that has the tree, is the same cause; its fixture names no variable), and a
+    # a verl fix later satisfied for the user (its fix line clears it too; verl#259 has the same line at fault), and a
     # fork's MoE check raised for a dense model, whose message asks for sequence parallelism (the thread's own
-    # workaround until the check was moved)
+    # workaround until the check was moved). Naming an environment variable blames no launch key: megatron.training
+    # missing from a pip megatron-core is named as PYTHONPATH lacking Megatron-LM's tree (slime#1585), what the
+    # failure is instead.
     assert sorted(r.folder for r in rows if r.result == "blamed") == [
         "megatron_bridge_1502_dsv3_vpp_conflicts_with_pp_layout",
         "ms_swift_8219_num_query_groups_multiple_of_tp_mcore015",
         "rocm_megatron_pr85_moe_tp_requires_sp_non_moe",
-        "slime_1585_megatron_training_module_missing_pip_mcore",
         "verl_7624_chunked_prefill_false_vllm024_validationerror"]
     for lang, page in tool.PAGES.items():
         assert page.read_text(encoding="utf-8") == tool.page(lang), \
