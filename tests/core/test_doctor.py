@@ -206,6 +206,11 @@ def test_a_failure_inside_a_path_a_switch_selects_names_the_switch():
     below = fused.replace('  File "/verl/verl/utils/kernel/kernels.py"',
                           '  File "/x/megatron/core/tensor_parallel/mappings.py"')
     assert diagnose(below).causes == []  # raised below it, in megatron: the switch is not named
+    network = legacy.replace("AttributeError: 'MoELayer' object has no attribute 'linear_fc1'",
+                             "RuntimeError: create_config:torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:102 HCCL "
+                             "function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config)")
+    found = diagnose(network)  # a collective failing while the loader runs is the network's, not the loader's
+    assert not found.causes and found.failures[0].verdict.kind == "resource"
 
 
 def test_an_unassigned_engine_in_build_rollout_names_the_rollout_name():

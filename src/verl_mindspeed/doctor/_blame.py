@@ -196,6 +196,16 @@ def source_tree(raised: Raised) -> Optional[Cause]:
     return Cause("PYTHONPATH", "export PYTHONPATH=$PYTHONPATH:/path/to/Megatron-LM")
 
 
+_MEMORY = re.compile(r"out of memory|OutOfMemory|\bOOM\b|内存不足|NPU memory", re.I)
+_NETWORK = re.compile(r"timed? ?out|timeout|HCCL|NCCL|socket|connection (?:refused|reset)|EI\d{4}", re.I)
+
+
+def the_machine(message: str) -> bool:
+    """The message is the device's memory running out, or a collective or connection between processes failing:
+    where it was raised says nothing of the code path a switch selected."""
+    return bool(_MEMORY.search(message) or _NETWORK.search(message))
+
+
 def not_the_launch(raised: Raised, found: Optional[Match]) -> Verdict:
     """What a failure no launch key caused is: a package's version, the machine, or upstream code."""
     message = raised.message
@@ -219,12 +229,12 @@ def not_the_launch(raised: Raised, found: Optional[Match]) -> Verdict:
         return Verdict("version-skew", tr(
             "TypeError between two packages' functions ({message}): their versions do not match; no launch key is at "
             "fault", message=raised.first_line[:160]), certainty="possible")
-    if re.search(r"out of memory|OutOfMemory|\bOOM\b|内存不足|NPU memory", message, re.I):
+    if _MEMORY.search(message):
         return Verdict("resource", tr(
             "the device ran out of memory ({message}): no launch key is wrong as such; the memory the layout needs "
             "is the question (verl-mindspeed plan, or check with --model-config for the estimated peak)",
             message=raised.first_line[:160]), certainty="likely")
-    if re.search(r"timed? ?out|timeout|HCCL|NCCL|socket|connection (?:refused|reset)|EI\d{4}", message, re.I):
+    if _NETWORK.search(message):
         return Verdict("resource", tr(
             "a collective or connection between processes failed ({message}): the network or a peer process, not a "
             "launch key", message=raised.first_line[:160]), certainty="possible")
@@ -284,4 +294,4 @@ def _releases_of(package: str) -> tuple[str, ...]:
 
 
 __all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "helpless",
-           "lifted_after", "not_the_launch", "paths_for", "solve", "source_tree", "verl_leaves"]
+           "lifted_after", "not_the_launch", "the_machine", "paths_for", "solve", "source_tree", "verl_leaves"]

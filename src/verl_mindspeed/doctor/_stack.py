@@ -27,7 +27,7 @@ from typing import Optional
 
 from ..catalog import verl_keys
 from ..i18n import tr
-from ._blame import Cause, Verdict, verl_leaves
+from ._blame import Cause, Verdict, the_machine, verl_leaves
 from ._log import Raised
 from ._replay import Replay, launch_value
 from ._said import advised, data_file, passed_twice
@@ -106,8 +106,8 @@ def _chunk(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> O
 
 
 def _switched(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> Optional[Verdict]:
-    if raised.type not in _CODE_TYPES or not raised.frames:
-        return None
+    if raised.type not in _CODE_TYPES or not raised.frames or the_machine(raised.message):
+        return None  # a collective failing inside the loader, or memory running out there, is not the loader's
     for parts, keys, value, path in _SWITCHED:
         at = [k for k, (file, _line, _fn) in enumerate(raised.frames) if any(p in file.replace("\\", "/")
                                                                                for p in parts)]
