@@ -825,3 +825,60 @@ def test_a_printed_product_of_sizes_with_the_world_size_moves_each_size_to_a_div
     assert [(c.key.rsplit(".", 1)[-1], c.fix) for c in diagnose(alone).causes] == [
         ("expert_tensor_parallel_size", None), ("expert_model_parallel_size", None),
         ("pipeline_model_parallel_size", None)]
+
+
+@pytest.mark.parametrize("overrides, leaf, value", [
+    ({"moe_router_topk": 1}, "moe_router_pre_softmax", "True"),
+    ({"moe_router_topk": 2, "moe_router_enable_expert_bias": True}, "moe_router_score_function", "sigmoid")])
+def test_the_flag_a_megatron_check_advises_is_the_fix_and_clears_megatron_cores_own_check(overrides, leaf, value):
+    """megatron-core's checks tell the user the flag to set ("Please use --moe-router-pre-softmax when topk is 1",
+    "Please set --moe-router-score-function sigmoid"): the doctor gives that setting's override line, and
+    megatron-core's own TransformerConfig, built with the line's value, no longer raises."""
+    config = require("megatron.core.transformer.transformer_config")
+    base = dict(num_layers=2, hidden_size=64, num_attention_heads=4, num_moe_experts=4, add_bias_linear=False,
+                **overrides)
+    with pytest.raises(ValueError) as raised:
+        config.TransformerConfig(**base)
+    log = ("Traceback (most recent call last):\n"
+           f'  File "{config.__file__}", line 1, in __post_init__\n'
+           f"ValueError: {raised.value}\n")
+    key = f"actor_rollout_ref.actor.megatron.override_transformer_config.{leaf}"
+    assert [(c.key, c.fix) for c in diagnose(log).causes] == [(key, f"++{key}={value}")]
+    config.TransformerConfig(**{**base, leaf: {"True": True}.get(value, value)})  # the line's value: no raise
+
+
+@pytest.mark.parametrize("text, advice", [
+    ("Please use --moe-router-pre-softmax when topk is 1.", {"moe_router_pre_softmax": True}),
+    ("Please set --moe-router-score-function sigmoid for sigmoid score function.",
+     {"moe_router_score_function": "sigmoid"}),
+    ("Set --attention-backend to unfused or leave it to be default", {"attention_backend": "unfused"}),
+    ("Invalid backend: Please set --moe-flex-dispatcher-backend=deepep or --moe-flex-dispatcher-backend=hybridep",
+     {"moe_flex_dispatcher_backend": "deepep"}),
+    ("Do not set --moe-layer-recompute with full recompute granularity.", {"moe_layer_recompute": False}),
+    ("ampipe only supports flash attention, please enable '--use-flash-attn'.", {"use_flash_attn": True}),
+    ("quant_grads is incompatible with it. Please use --no-gradient-accumulation-fusion or",
+     {"gradient_accumulation_fusion": False, "add_gradient_accumulation_fusion": False}),
+    # not advice: a condition, a purpose, a renamed flag, a flag that needs another, a value not given
+    ("Pipeline model parallel size must be larger than 0 when enable --standalone-embedding-stage", {}),
+    ("Please install or upgrade it to use --optimizer lion.", {}),
+    ("--hybrid-override-pattern is deprecated; use --hybrid-layer-pattern instead.", {}),
+    ("use '--moe-alltoall-overlap-comm' should open '--moe-grouped-gemm'.", {}),
+    ("Must use --overlap-param-gather with --overlap-grad-reduce", {}),
+    ("please use --num-virtual-stages-per-pipeline-rank to specify virtual pipeline parallel degree", {}),
+    ("Please do not use --cuda-graph-scope moe_router moe_preprocess alongside inference.", {})])
+def test_a_messages_advice_by_flag_is_read_as_the_setting_and_value_it_names(text, advice):
+    from verl_mindspeed.doctor._said import advised_flags
+
+    assert advised_flags(text) == advice
+
+
+def test_a_number_the_condition_counts_is_never_given_a_switchs_state():
+    """``pipeline_model_parallel_size > 0`` passes with True as it would with 1: no line sets a size to True. A
+    switch tested for truth still gets its other state."""
+    from verl_mindspeed.doctor._blame import switch_in
+
+    assert not switch_in("args.pipeline_model_parallel_size > 0", "args.pipeline_model_parallel_size")
+    assert not switch_in("args.hybrid_layer_pattern is None", "args.hybrid_layer_pattern")
+    assert not switch_in("args.x * 2 == args.y", "args.x")
+    assert switch_in("args.overlap_param_gather and not args.overlap_grad_reduce", "args.overlap_grad_reduce")
+    assert switch_in("self.sequence_parallel is False", "self.sequence_parallel")

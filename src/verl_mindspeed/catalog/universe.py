@@ -43,6 +43,15 @@ def core_line_fields() -> dict[str, frozenset[str]]:
     return {v: frozenset(d["fields"]) | frozenset(d["mla_fields"]) for v, d in stack_facts()["megatron_core"].items()}
 
 
+@lru_cache(maxsize=None)
+def switches() -> frozenset[str]:
+    """Arguments MindSpeed (any release here) or Megatron-LM's training registers as a switch (``store_true`` or
+    ``store_false``): the ones a flag alone turns on or off."""
+    groups = [*_data()["mindspeed"].values(), *_data()["megatron_training"].values()]
+    return frozenset(dest for group in groups for dest, spec in group["args"].items()
+                     if spec.get("action") in ("store_true", "store_false"))
+
+
 def releases() -> list[str]:
     """MindSpeed release branches known to the snapshot."""
     return list(_data()["mindspeed"])

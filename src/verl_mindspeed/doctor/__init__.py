@@ -35,7 +35,7 @@ from ._blame import (
 from ._config import accessed, appended, hydra_advice, hydra_key, parent_missing, refused, refused_override
 from ._log import Raised, clean, exceptions, logged_arguments, logged_launch, roots
 from ._replay import Replay, clears, replay
-from ._said import named
+from ._said import advised_flags, named
 from ._sites import Match, by_line, match
 from ._stack import code_access, dataclass_refusal, explain, full_key
 from ._verl import sections_of, written_as
@@ -221,21 +221,33 @@ def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repl
             causes.append(Cause(issue.key, issue.override, clears(launch, issue, **options)))
         if causes:
             return Verdict("override", what, _unique(causes), tuple(settable), "confirmed")
-    package = site.site.package
     for leaf in settable:
         value = solve(site, leaf)
-        written = _written(launch, leaf) if launch is not None else []
-        bound = [e for e in site.bound if e.rsplit(".", 1)[-1] in site.site.names(leaf)]
-        if bound and written:  # the argument whose value the message printed
-            printed = str(site.bound[bound[0]]).strip()
-            written = [k for k in written if launch.value(k) == printed] or written
-        keys = (written or _of_class(site, leaf, options.get("verl_version")) or
-                paths_for(leaf, package, site.site.chains))[:2]
+        keys = _keys(site, leaf, launch, options)
         if value is not None:  # the setting the condition moves: the others it reads are context
             return Verdict("override", what, [Cause(k, _line(k, value)) for k in keys], tuple(settable), "likely")
         causes += [Cause(k) for k in keys]
+    # where the condition cannot be run, the upstream code's own advice by flag ("Please set
+    # --moe-router-score-function sigmoid"), on a setting the launch can write
+    advice = {leaf: value for leaf, value in advised_flags(site.site.template()).items() if leaf in settable or (
+        leaf not in _stack_set() and paths_for(leaf, site.site.package))}
+    if advice:
+        return Verdict("override", what, [Cause(k, _line(k, value)) for leaf, value in advice.items()
+                                          for k in _keys(site, leaf, launch, options)], tuple(advice), "likely")
     certainty = "likely" if any(c.fix for c in causes) else "possible"
     return Verdict("override", what, _unique(causes), tuple(settable), certainty)
+
+
+def _keys(site: Match, leaf: str, launch: Optional[Replay], options: dict) -> list[str]:
+    """The launch keys of the field ``leaf`` a site reads: the ones the launch writes (the one with the printed
+    value first), else the config class's own section, else every path of that name in the stack (two at most)."""
+    written = _written(launch, leaf) if launch is not None else []
+    bound = [e for e in site.bound if e.rsplit(".", 1)[-1] in site.site.names(leaf)]
+    if bound and written:  # the argument whose value the message printed
+        printed = str(site.bound[bound[0]]).strip()
+        written = [k for k in written if launch.value(k) == printed] or written
+    return (written or _of_class(site, leaf, options.get("verl_version")) or
+            paths_for(leaf, site.site.package, site.site.chains))[:2]
 
 
 def _of_class(site: Match, leaf: str, verl_version: Optional[str] = None) -> list[str]:

@@ -9,6 +9,7 @@ or network, upstream code) and no key is blamed.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -157,12 +158,31 @@ def solve(found: Match, leaf: str) -> Optional[Any]:
         return (divisor_passing if divides_world else nearest_passing)(site.condition, site.raises_when_false,
                                                                         values, expr)
     chain = next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
-    if chain is None:
+    if chain is None or not switch_in(site.condition, chain):
         return None
     states = {state: raises(site.condition, site.raises_when_false, {**values, chain: state})
               for state in (True, False)}
     passing = [state for state, raised in states.items() if raised is False]
     return passing[0] if len(passing) == 1 and states[not passing[0]] is True else None
+
+
+def switch_in(condition: str, chain: str) -> bool:
+    """``chain`` is a switch in ``condition``: tested for truth or compared with True or False, never counted nor
+    compared with a number or None (``pipeline_model_parallel_size > 0`` is a number: True passes it only as 1
+    would; ``hybrid_layer_pattern is None`` is a value that may be unset, not a switch)."""
+    try:
+        tree = ast.parse(condition, mode="eval")
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and chain in {ast.unparse(n) for n in (node.left, node.right)}:
+            return False
+        if isinstance(node, ast.Compare) and chain in {ast.unparse(n) for n in (node.left, *node.comparators)}:
+            others = [n for n in (node.left, *node.comparators) if ast.unparse(n) != chain]
+            if any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops) or any(
+                    isinstance(n, ast.Constant) and not isinstance(n.value, bool) for n in others):
+                return False
+    return True
 
 
 def helpless(found: Match, leaf: str) -> bool:
