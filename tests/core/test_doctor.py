@@ -882,3 +882,14 @@ def test_a_number_the_condition_counts_is_never_given_a_switchs_state():
     assert not switch_in("args.x * 2 == args.y", "args.x")
     assert switch_in("args.overlap_param_gather and not args.overlap_grad_reduce", "args.overlap_grad_reduce")
     assert switch_in("self.sequence_parallel is False", "self.sequence_parallel")
+
+
+def test_a_printed_switch_gets_its_other_state_when_that_passes():
+    """MindSpeed prints both switches of ``distribute_saved_activations and sequence_parallel``: the first the
+    condition reads is turned off, the message's own 'must be false'."""
+    log = ("Traceback (most recent call last):\n"
+           '  File "/py/site-packages/mindspeed/core/transformer/transformer_config.py", line 117, in __post_init__\n'
+           "ValueError: distribute_saved_activations: True must be false when sequence parallel is enabled: True\n")
+    key = "actor_rollout_ref.actor.megatron.override_transformer_config.distribute_saved_activations"
+    assert [(c.key, c.fix) for c in diagnose(log).causes] == [(key, f"++{key}=False")]
+    assert not any(c.fix for c in diagnose(log.replace(": True\n", ": False\n")).causes)  # would not have raised

@@ -153,6 +153,11 @@ def solve(found: Match, leaf: str) -> Optional[Any]:
         return None
     values = {expr: value_of(text) for expr, text in found.bound.items()}
     expr = next((e for e in values if e.rsplit(".", 1)[-1] in site.names(leaf)), None)
+    if expr is not None and isinstance(values[expr], bool):  # a printed switch: its other state, if that passes
+        flipped = {**values, expr: not values[expr]}
+        passes = raises(site.condition, site.raises_when_false, values) is True and \
+            raises(site.condition, site.raises_when_false, flipped) is False
+        return (not values[expr]) if passes else None
     if expr is not None:
         divides_world = leaf in WORLD_DIVISORS or leaf in ("infer_tp", "tensor_parallel_size")
         return (divisor_passing if divides_world else nearest_passing)(site.condition, site.raises_when_false,
