@@ -893,3 +893,18 @@ def test_a_printed_switch_gets_its_other_state_when_that_passes():
     key = "actor_rollout_ref.actor.megatron.override_transformer_config.distribute_saved_activations"
     assert [(c.key, c.fix) for c in diagnose(log).causes] == [(key, f"++{key}=False")]
     assert not any(c.fix for c in diagnose(log.replace(": True\n", ": False\n")).causes)  # would not have raised
+
+
+def test_a_time_stamp_before_rays_prefix_and_a_collapsed_traceback_are_read():
+    """A logger's time stamp before ``(WorkerDict pid=…)`` is taken off with the prefix, so one worker's lines are
+    one stream; the CUDA driver's code 2 from the rollout's allocator is out of memory; a traceback pasted with its
+    line breaks lost still gives its exception."""
+    stamped = ("[2025-05-09 17:37:48] (WorkerDict pid=60511) [torch_memory_saver.cpp] CUresult error  result=2 "
+               "file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103\n") * 2
+    (root,) = roots(exceptions(stamped))
+    assert (root.type, root.stream) == ("OutOfMemoryError", "WorkerDict pid=60511")
+    assert [c.key for c in diagnose(stamped).causes] == ["actor_rollout_ref.rollout.gpu_memory_utilization"]
+    collapsed = ('File "/x/vllm/core/scheduler.py", line 1, in _swap_out raise RuntimeError( RuntimeError: Aborted '
+                 "due to the lack of CPU swap space. Please increase the swap space to avoid this error\n")
+    (raised,) = exceptions(collapsed)
+    assert (raised.type, raised.message[:7], raised.code) == ("RuntimeError", "Aborted", "raise RuntimeError(")

@@ -20,6 +20,11 @@ from typing import Optional
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|^\[[0-9;]{1,8}m(?=\()|(?<=\))\[[0-9;]{1,8}m")
 _PREFIX = re.compile(r"^\s*\((?P<who>[A-Za-z_][\w.:-]*)(?:\s+pid=(?P<pid>\d+|\.\.\.|…|x+|X+))?"
                      r"(?:,\s*ip=\[?[\w.:]+\]?)?\)\s?")
+#: A traceback whose line breaks a paste lost: ``... in _swap_out raise RuntimeError( RuntimeError: Aborted ...``.
+_COLLAPSED = re.compile(r"\b(?P<code>raise\s+[\w.]+\(?)\s*(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)"
+                        r"(?::\s?.*)?)$")
+#: A time stamp a logger or ``ts`` put before Ray's prefix (a Markdown backtick may open it): taken off with it.
+_STAMP = re.compile(r"^\s*`?\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s*(?=\([A-Za-z_])")
 _RANK = re.compile(r"^\s*\[(?:rank|RANK)\s*\d+\]:?\s?")
 _REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>\S+))?')
@@ -32,8 +37,10 @@ _CHAIN = ("The above exception was the direct cause of the following exception",
 _WRAPPERS = ("RayTaskError", "RayActorError", "ActorDiedError", "RaySystemError", "WorkerCrashedError",
              "ActorUnavailableError", "TaskUnschedulableError")
 #: A native allocator's failure printed without a Python type: ``[torch_memory_saver.cpp] CUresult error: 2 (out of
-#: memory) ...``, ``NPU error ... out of memory``.
-_OOM_LINE = re.compile(r"^\s*(?:\[[\w./-]+\]\s*)?[^\n]*\berror\b[^\n]*\bout of memory\b", re.I)
+#: memory) ...``, ``NPU error ... out of memory``, or the CUDA driver's code for it alone (``CUresult error
+#: result=2 ... func=cu_mem_create``: 2 is ``CUDA_ERROR_OUT_OF_MEMORY``).
+_OOM_LINE = re.compile(r"^\s*(?:\[[\w./-]+\]\s*)?[^\n]*\berror\b[^\n]*(?:\bout of memory\b|"
+                       r"(?<=CUresult error)\s*(?::|result\s*=)\s*2\b[^\n]*\bcu_mem_)", re.I)
 #: argparse's exit line (``prog: error: unrecognized arguments: --x``): the process exits with no traceback.
 _ARGPARSE_LINE = re.compile(r"^\s*\S+: error: unrecognized arguments: \S")
 #: A line a poster puts for the frames they cut: the traceback goes on.
@@ -94,6 +101,7 @@ def clean(text: str) -> tuple[tuple[str, str, int], ...]:
     for number, raw in enumerate(text.splitlines(), 1):
         line = _REPEATED.sub("", _ANSI.sub("", _QUOTE.sub("", raw.replace("\r", ""))))  # the quote opens the line
         stream = "driver"
+        line = _STAMP.sub("", line, count=1)
         match = _PREFIX.match(line)
         if match and (match.group("pid") or match.group("who") in ("TaskRunner", "WorkerDict", "raylet")):
             stream = f"{match.group('who')} pid={match.group('pid')}" if match.group("pid") else match.group("who")
@@ -137,6 +145,7 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
         if frame:  # a cut log may start inside a traceback: its frames count without the header
             in_trace = True
             frames.append((frame.group("file"), int(frame.group("line")), frame.group("fn") or ""))
+        if frame and not _COLLAPSED.search(line):  # (a frame whose line goes on to the raise: read below)
             i += 1
             code = None
             if i < len(lines) and _source_line(lines[i][0]):  # its code line, whose indent a paste may have lost
@@ -144,6 +153,10 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
                 i += 1
             continue
         match = _EXC.match(line)
+        collapsed = None if match else _COLLAPSED.search(line)
+        if collapsed:  # a traceback pasted with its line breaks lost: its last raise and the exception after it
+            match, code = _EXC.match(collapsed.group("exc")), collapsed.group("code").strip()
+            line = collapsed.group("exc")
         if match and not line.startswith((" " * 4, "\t")):
             message, i = _message(match.group("msg") or "", lines, i + 1)
             kind = match.group("type").rsplit(".", 1)[-1]
