@@ -41,6 +41,9 @@ from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+from verl_mindspeed.doctor._sites import keywords  # noqa: E402 - the doctor's lookup word, written once here
+
 OUT = ROOT / "src" / "verl_mindspeed" / "catalog" / "data" / "raise_sites.json.gz"
 CACHE = Path.home() / ".cache" / "verl-mindspeed" / "wheels"
 
@@ -412,6 +415,9 @@ def build(upstream: Path, wheels: bool = True) -> dict:
         built_from.append({"package": package, "release": release, "sites": count})
         print(f"{package} {release}: {count} raise sites", file=sys.stderr)
     sites = sorted(merged.values(), key=lambda e: (e["p"], e["f"], min(e["r"].values()), e["x"]))
+    for site, keyword in zip(sites, keywords([s["t"] for s in sites])):
+        if keyword:  # the word a message is looked up by (the doctor's own rule: verl_mindspeed.doctor._sites)
+            site["kw"] = keyword
     return {"format": 1, "built_from": built_from, "sites": sites}
 
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 from ._log import Raised
 
@@ -26,8 +26,12 @@ INDEX = Path(__file__).resolve().parents[1] / "catalog" / "data" / "raise_sites.
 _LEAST_LITERAL = 12
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, slots=True)
 class Site:
+    """One raise or assert of the index. Read-only by use; each is one object, compared and hashed by identity (ten
+    thousand of them are built at every start: a frozen dataclass's field-by-field init and hash cost more than
+    the doctor's own work on a short log)."""
+
     package: str
     file: str
     function: str
@@ -45,6 +49,9 @@ class Site:
     """Locals the condition reads that are one setting under another name: (``infer_tp``,
     ``tensor_model_parallel_size``), (``vp_size``, ``virtual_pipeline_model_parallel_size``); (``args_value``,
     ``@arg_name``) for ``args_value = getattr(args, arg_name)``, the setting the message names in ``arg_name``."""
+    keyword: Optional[str] = None
+    """The rarest word of the longest literal part among all sites (written by the index's builder): the key a
+    message's words find this site under."""
 
     def names(self, leaf: str) -> tuple[str, ...]:
         """What the condition and the message may call the setting ``leaf``: itself, and its aliases."""
@@ -83,9 +90,10 @@ class Match:
 @lru_cache(maxsize=1)
 def sites() -> tuple[Site, ...]:
     data = json.loads(gzip.decompress(INDEX.read_bytes()).decode("utf-8"))
+    # the index is written with sorted keys: its release and alias maps come in order
     return tuple(Site(s["p"], s["f"], s["fn"], s["x"], tuple(s["t"]), tuple(s["v"]), tuple(s["c"]),
-                      tuple(sorted(s["r"].items())), s.get("k"), bool(s.get("w", False)), tuple(s.get("a", ())),
-                      tuple(sorted(s.get("l", {}).items())))
+                      tuple(s["r"].items()), s.get("k"), bool(s.get("w", False)), tuple(s.get("a", ())),
+                      tuple(s["l"].items()) if "l" in s else (), s.get("kw"))
                  for s in data["sites"])
 
 
@@ -193,7 +201,7 @@ def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:
     words = set(_WORD.findall(raised.message))
     allowed = None if any_type else _candidates(raised.type)
     for site in _by_word_candidates(words):
-        if (allowed is not None and site not in allowed) or site.literal < _LEAST_LITERAL:
+        if (allowed is not None and site.exception not in allowed) or site.literal < _LEAST_LITERAL:
             continue
         if not _words(site) <= words:
             continue
@@ -215,23 +223,36 @@ def by_line(line: str) -> Optional[Match]:
 _WORD = re.compile(r"[A-Za-z_]{4,}")
 
 
+def words_of(parts: Iterable[str]) -> frozenset[str]:
+    """The words (four letters at least) of a template's longest literal part: all of them must be in a message
+    for the site to match it alone."""
+    longest = max(parts, key=len, default="")
+    return frozenset(_WORD.findall(longest))
+
+
+def keywords(templates: list[list[str]]) -> list[Optional[str]]:
+    """For each template (its literal parts), the rarest of its words over all of them (ties by the word): the
+    index's builder writes it, so a start does not count the words of ten thousand sites."""
+    words = [words_of(parts) for parts in templates]
+    counts: dict[str, int] = {}
+    for group in words:
+        for word in group:
+            counts[word] = counts.get(word, 0) + 1
+    return [min(group, key=lambda w: (counts[w], w)) if group else None for group in words]
+
+
 @lru_cache(maxsize=None)
 def _words(site: Site) -> frozenset[str]:
-    longest = max(site.parts, key=len) if site.parts else ""
-    return frozenset(_WORD.findall(longest))
+    return words_of(site.parts)
 
 
 @lru_cache(maxsize=1)
 def _word_index() -> dict[str, list[Site]]:
-    """Each site under the rarest word of its longest literal part: a message's words find its candidates."""
-    counts: dict[str, int] = {}
-    for site in sites():
-        for word in _words(site):
-            counts[word] = counts.get(word, 0) + 1
+    """Each site under its keyword: a message's words find its candidates."""
     index: dict[str, list[Site]] = {}
     for site in sites():
-        if _words(site):
-            index.setdefault(min(_words(site), key=lambda w: (counts[w], w)), []).append(site)
+        if site.keyword:
+            index.setdefault(site.keyword, []).append(site)
     return index
 
 
@@ -241,11 +262,12 @@ def _by_word_candidates(words: set[str]) -> list[Site]:
 
 
 @lru_cache(maxsize=64)
-def _candidates(kind: str) -> frozenset[Site]:
-    """The sites a raise of ``kind`` can come from: that type's, else (a type no site raises) the common ones."""
-    same = frozenset(s for s in sites() if s.exception == kind)
-    return same or frozenset(s for s in sites() if s.exception in (
-        "RuntimeError", "ValueError", "AssertionError", "ConfigCompositionException", "ConfigKeyError"))
+def _candidates(kind: str) -> frozenset[str]:
+    """The exception types a raise of ``kind`` can come from: that type, else (a type no site raises) the common
+    ones."""
+    if any(s.exception == kind for s in sites()):
+        return frozenset({kind})
+    return frozenset({"RuntimeError", "ValueError", "AssertionError", "ConfigCompositionException", "ConfigKeyError"})
 
 
-__all__ = ["INDEX", "Match", "Site", "by_line", "match", "relative", "sites"]
+__all__ = ["INDEX", "Match", "Site", "by_line", "keywords", "match", "relative", "sites", "words_of"]
