@@ -439,7 +439,7 @@ def test_a_cut_override_list_still_gives_the_argument_the_user_wrote():
     """Hydra's override list cut short is not replayed, but each item it shows whole is the argument as written:
     the near miss of a dataclass field becomes the line that keeps the value under the right name, and its '+'."""
     require("verl")
-    from verl_mindspeed.doctor._log import logged_arguments
+    from verl_mindspeed.doctor._config import logged_arguments
 
     listed = ("Error executing job with overrides: ['algorithm.adv_estimator=grpo', \"data.prompt_key='q'\", "
               "'+actor_rollout_ref.model.enable_activation_offloading=True', 'actor_rollout_ref.rollout.n=8', "
@@ -857,7 +857,19 @@ def test_the_flag_a_megatron_check_advises_is_the_fix_and_clears_megatron_cores_
     ("Do not set --moe-layer-recompute with full recompute granularity.", {"moe_layer_recompute": False}),
     ("ampipe only supports flash attention, please enable '--use-flash-attn'.", {"use_flash_attn": True}),
     ("quant_grads is incompatible with it. Please use --no-gradient-accumulation-fusion or",
-     {"gradient_accumulation_fusion": False, "add_gradient_accumulation_fusion": False}),
+     {"gradient_accumulation_fusion": False}),
+    ("bias not supported in Grouped GEMM yet, please set '--disable-bias-linear' instead.", {"add_bias_linear": False}),
+    ("Specify --no-load-optim or --finetune to prevent attempting to load it", {"no_load_optim": True}),
+    ("To use the DSA fusion operator, you must simultaneously enable `--use-dsa-absorb`, `--use-fused-lightning-"
+     "indexer`, and `--use-fused-sparse-flash-attention`.",
+     {"use_dsa_absorb": True, "use_fused_lightning_indexer": True, "use_fused_sparse_flash_attention": True}),
+    ("Please set --tensor-model-parallel-size 2 and --pipeline-model-parallel-size 4.",
+     {"tensor_model_parallel_size": "2", "pipeline_model_parallel_size": "4"}),
+    ("You must not use --use-flash-attn here", {"use_flash_attn": False}),
+    ("please set --lr 1e-5", {"lr": "1e-5"}),
+    ("Please enable --use-flash-attn first.", {"use_flash_attn": True}),  # a switch takes no word as its value
+    ("Please set --micro-batch-size smaller.", {}),  # a number's value is a number
+    ("Do not use --enable-cuda-graph or --external-cuda-graph with --cuda-graph-impl.", {}),
     # not advice: a condition, a purpose, a renamed flag, a flag that needs another, a value not given
     ("Pipeline model parallel size must be larger than 0 when enable --standalone-embedding-stage", {}),
     ("Please install or upgrade it to use --optimizer lion.", {}),
@@ -867,7 +879,7 @@ def test_the_flag_a_megatron_check_advises_is_the_fix_and_clears_megatron_cores_
     ("please use --num-virtual-stages-per-pipeline-rank to specify virtual pipeline parallel degree", {}),
     ("Please do not use --cuda-graph-scope moe_router moe_preprocess alongside inference.", {})])
 def test_a_messages_advice_by_flag_is_read_as_the_setting_and_value_it_names(text, advice):
-    from verl_mindspeed.doctor._said import advised_flags
+    from verl_mindspeed.doctor._advice import advised_flags
 
     assert advised_flags(text) == advice
 
@@ -875,7 +887,7 @@ def test_a_messages_advice_by_flag_is_read_as_the_setting_and_value_it_names(tex
 def test_a_number_the_condition_counts_is_never_given_a_switchs_state():
     """``pipeline_model_parallel_size > 0`` passes with True as it would with 1: no line sets a size to True. A
     switch tested for truth still gets its other state."""
-    from verl_mindspeed.doctor._blame import switch_in
+    from verl_mindspeed.doctor._fix import switch_in
 
     assert not switch_in("args.pipeline_model_parallel_size > 0", "args.pipeline_model_parallel_size")
     assert not switch_in("args.hybrid_layer_pattern is None", "args.hybrid_layer_pattern")
@@ -908,3 +920,49 @@ def test_a_time_stamp_before_rays_prefix_and_a_collapsed_traceback_are_read():
                  "due to the lack of CPU swap space. Please increase the swap space to avoid this error\n")
     (raised,) = exceptions(collapsed)
     assert (raised.type, raised.message[:7], raised.code) == ("RuntimeError", "Aborted", "raise RuntimeError(")
+
+
+@pytest.mark.parametrize("log", [
+    "INFO start\nWARNING utils.py:12 passing a list here will raise a TypeError: pass a tuple instead\nINFO done\n",
+    "# this would raise ValueError: train_batch_size must be a multiple of it\n",
+    "DEBUG payload raise " + "ab12" * 5000 + "\n"])
+def test_a_line_that_only_mentions_a_raise_is_no_exception(log):
+    """A collapsed traceback is a raise of a type followed by that type's own exception line; a log line that
+    speaks of raising is not one."""
+    assert exceptions(log) == [] and diagnose(log).exit_code == 2
+
+
+def test_the_last_raise_of_a_collapsed_traceback_is_read_with_its_call():
+    line = ('File "/a/verl/z.py", line 3, in h raise RuntimeError("first") RuntimeError: first File "/a/verl/y.py", '
+            'line 9, in g raise ValueError("bad") ValueError: bad\n')
+    (raised,) = exceptions(line)
+    assert (raised.type, raised.message, raised.code) == ("ValueError", "bad", 'raise ValueError("bad")')
+
+
+@pytest.mark.parametrize("message", [
+    "requested 128 GPUs: world size must be divisible by TP * PP (0 * 4 = 0)",  # a size of 0
+    "requested 64 GPUs: world size must be divisible by EP * PP (3000000000 * 4 = 12000000000)",  # no run has it
+    "using 8 GPUs per node, 16 GPUs in total: world size must be divisible by TP * PP (4 * 8 = 32)"])  # which?
+def test_a_printed_product_gives_no_value_where_the_world_or_the_sizes_are_not_clear(message):
+    found = diagnose(f"ValueError: {message}\n")
+    assert found.causes and not any(c.fix for c in found.causes)
+
+
+@pytest.mark.parametrize("checkpoint, launch", [(1, 2), (4, 2), (8, 4)])
+def test_a_checkpoint_saved_at_another_size_gets_that_size_larger_or_smaller(checkpoint, launch):
+    """The check compares the launch with the checkpoint for equality: the one value that passes is the
+    checkpoint's, even where it is larger than the launch's (a divisor search would find nothing)."""
+    log = ("Traceback (most recent call last):\n"
+           '  File "/ws/megatron/training/checkpointing.py", line 87, in _compare\n'
+           "    assert checkpoint_value == args_value, error_message\n"
+           f"AssertionError: tensor_model_parallel_size value from checkpoint ({checkpoint}) is not equal to the "
+           f"input argument value ({launch}).\n")
+    assert [c.fix for c in diagnose(log).causes] == [f"{TP}={checkpoint}"]
+
+
+def test_only_whole_words_say_a_message_is_the_network_or_memory():
+    from verl_mindspeed.doctor._blame import the_machine
+
+    assert the_machine("HCCL function error: hcclCommInitRootInfoConfig") and the_machine("socket closed")
+    assert not any(the_machine(m) for m in ("runtime output", "datetime outside", "wei2048", "websocket: x",
+                                             "hccl_buffer is None"))

@@ -44,12 +44,19 @@ def core_line_fields() -> dict[str, frozenset[str]]:
 
 
 @lru_cache(maxsize=None)
+def arguments() -> dict[str, dict]:
+    """Every argument MindSpeed (any release here) or Megatron-LM's training registers, by destination: its
+    ``action``, ``type``, ``choices`` and ``default`` as the newest source that has it gives them."""
+    out: dict[str, dict] = {}
+    for group in [*_data()["megatron_training"].values(), *_data()["mindspeed"].values()]:
+        out.update(group["args"])
+    return out
+
+
+@lru_cache(maxsize=None)
 def switches() -> frozenset[str]:
-    """Arguments MindSpeed (any release here) or Megatron-LM's training registers as a switch (``store_true`` or
-    ``store_false``): the ones a flag alone turns on or off."""
-    groups = [*_data()["mindspeed"].values(), *_data()["megatron_training"].values()]
-    return frozenset(dest for group in groups for dest, spec in group["args"].items()
-                     if spec.get("action") in ("store_true", "store_false"))
+    """The arguments a flag alone turns on or off (``store_true`` or ``store_false``)."""
+    return frozenset(dest for dest, spec in arguments().items() if spec.get("action") in ("store_true", "store_false"))
 
 
 def releases() -> list[str]:

@@ -20,22 +20,32 @@ from typing import Any, Callable, Optional, Sequence
 from ..catalog import verl_keys
 from ..i18n import Msg, tr
 from ..launch import LaunchFile
+from ._advice import advised_flags
 from ._blame import (
     Cause,
     Verdict,
     engine_keys,
     environment,
     fields_of,
-    helpless,
     lifted_after,
     not_the_launch,
     paths_for,
-    solve,
 )
-from ._config import accessed, appended, hydra_advice, hydra_key, parent_missing, refused, refused_override
-from ._log import Raised, clean, exceptions, logged_arguments, logged_launch, roots
+from ._config import (
+    accessed,
+    appended,
+    hydra_advice,
+    hydra_key,
+    logged_arguments,
+    logged_launch,
+    parent_missing,
+    refused,
+    refused_override,
+)
+from ._fix import helpless, solve
+from ._log import Raised, clean, exceptions, roots
 from ._replay import Replay, clears, replay
-from ._said import advised_flags, named
+from ._said import named
 from ._sites import Match, by_line, match
 from ._stack import code_access, dataclass_refusal, explain, full_key
 from ._verl import sections_of, written_as
@@ -229,9 +239,10 @@ def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repl
         causes += [Cause(k) for k in keys]
     # where the condition cannot be run, the upstream code's own advice by flag ("Please set
     # --moe-router-score-function sigmoid"), on a setting the launch can write
-    advice = {leaf: value for leaf, value in advised_flags(site.site.template()).items() if leaf in settable or (
+    advised = advised_flags(site.site.template())
+    advice = {leaf: value for leaf, value in advised.items() if leaf in settable or (
         leaf not in _stack_set() and paths_for(leaf, site.site.package))}
-    if advice:
+    if advice and len(advice) == len(advised):  # every flag it asks for, or no line: a part of the way out is none
         return Verdict("override", what, [Cause(k, _line(k, value)) for leaf, value in advice.items()
                                           for k in _keys(site, leaf, launch, options)], tuple(advice), "likely")
     certainty = "likely" if any(c.fix for c in causes) else "possible"

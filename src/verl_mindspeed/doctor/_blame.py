@@ -9,18 +9,17 @@ or network, upstream code) and no key is blamed.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Optional
 
 from .. import catalog, eras
 from ..catalog import OTC, universe, verl_keys
 from ..i18n import Msg, tr
 from ._log import Raised
 from ._sites import Match, Site, sites
-from ._solve import divisor_passing, nearest_passing, raises, value_of
+from ._solve import raises, value_of
 
 ACTOR = "actor_rollout_ref.actor.megatron."
 #: What the model decides, not the launch: never blamed.
@@ -140,74 +139,6 @@ def fields_of(found: Match) -> list[str]:
     return [f for f in found.site.fields if f not in MODEL_FIELDS and f not in passed]
 
 
-#: The sizes the world size is a multiple of: a fix may only divide them (VPP splits layers, not devices).
-WORLD_DIVISORS = frozenset(eras.PARALLEL_SIZES) - {"virtual_pipeline_model_parallel_size"}
-
-
-def solve(found: Match, leaf: str) -> Optional[Any]:
-    """The value of the setting ``leaf`` for which the site's own condition does not raise: the nearest integer to
-    the printed one, or the switch's other state when the condition reads it alone (``self.sequence_parallel is
-    False``, which the message does not print)."""
-    site = found.site
-    if not site.condition:
-        return None
-    values = {expr: value_of(text) for expr, text in found.bound.items()}
-    expr = next((e for e in values if e.rsplit(".", 1)[-1] in site.names(leaf)), None)
-    if expr is not None and isinstance(values[expr], bool):  # a printed switch: its other state, if that passes
-        flipped = {**values, expr: not values[expr]}
-        passes = raises(site.condition, site.raises_when_false, values) is True and \
-            raises(site.condition, site.raises_when_false, flipped) is False
-        return (not values[expr]) if passes else None
-    if expr is not None:
-        divides_world = leaf in WORLD_DIVISORS or leaf in ("infer_tp", "tensor_parallel_size")
-        return (divisor_passing if divides_world else nearest_passing)(site.condition, site.raises_when_false,
-                                                                        values, expr)
-    chain = next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
-    if chain is None or not switch_in(site.condition, chain):
-        return None
-    states = {state: raises(site.condition, site.raises_when_false, {**values, chain: state})
-              for state in (True, False)}
-    passing = [state for state, raised in states.items() if raised is False]
-    return passing[0] if len(passing) == 1 and states[not passing[0]] is True else None
-
-
-def switch_in(condition: str, chain: str) -> bool:
-    """``chain`` is a switch in ``condition``: tested for truth or compared with True or False, never counted nor
-    compared with a number or None (``pipeline_model_parallel_size > 0`` is a number: True passes it only as 1
-    would; ``hybrid_layer_pattern is None`` is a value that may be unset, not a switch)."""
-    try:
-        tree = ast.parse(condition, mode="eval")
-    except SyntaxError:
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.BinOp) and chain in {ast.unparse(n) for n in (node.left, node.right)}:
-            return False
-        if isinstance(node, ast.Compare) and chain in {ast.unparse(n) for n in (node.left, *node.comparators)}:
-            others = [n for n in (node.left, *node.comparators) if ast.unparse(n) != chain]
-            if any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops) or any(
-                    isinstance(n, ast.Constant) and not isinstance(n.value, bool) for n in others):
-                return False
-    return True
-
-
-def helpless(found: Match, leaf: str) -> bool:
-    """No value of the setting ``leaf`` makes the site's condition pass with the values its message printed (the
-    range those values leave is empty: ``PP=2 <= x <= M=1``): moving it cannot help, the printed values are at
-    fault. False when the condition cannot be run on them."""
-    site = found.site
-    if not site.condition:
-        return False
-    values = {expr: value_of(text) for expr, text in found.bound.items()}
-    expr = next((e for e in values if e.rsplit(".", 1)[-1] in site.names(leaf)), None) or \
-        next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
-    numbers = [v for v in values.values() if isinstance(v, int) and not isinstance(v, bool)]
-    if expr is None or not numbers or not re.search(rf"(?<![\w.]){re.escape(expr)}(?![\w])", site.condition):
-        return False  # the condition reads the setting through a local name (``infer_tp = ...``): it cannot be run
-    top = min(4096, max(64, 4 * max(abs(n) for n in numbers)))
-    probes = [True, False, *range(0, top + 1)]
-    return all(raises(site.condition, site.raises_when_false, {**values, expr: v}) is True for v in probes)
-
-
 #: ``megatron.*`` namespaces a pip package ships (megatron-core, Megatron-Bridge, Megatron-Energon); any other
 #: ``megatron.x`` (``optimizer``, ``training``, ``legacy``...) is only in a Megatron-LM source tree.
 _PIP_MEGATRON = ("core", "bridge", "hub", "energon")
@@ -222,7 +153,8 @@ def source_tree(raised: Raised) -> Optional[Cause]:
 
 
 _MEMORY = re.compile(r"out of memory|OutOfMemory|\bOOM\b|内存不足|NPU memory", re.I)
-_NETWORK = re.compile(r"timed? ?out|timeout|HCCL|NCCL|socket|connection (?:refused|reset)|EI\d{4}", re.I)
+_NETWORK = re.compile(r"\btimed? ?out\b|\btimeout\b|\bHCCL\b|\bNCCL\b|\bsocket\b|\bconnection (?:refused|reset)\b|"
+                      r"(?-i:\bEI\d{4}\b)", re.I)
 
 
 def the_machine(message: str) -> bool:
@@ -318,5 +250,5 @@ def _releases_of(package: str) -> tuple[str, ...]:
     return tuple(sorted(seen, key=lambda r: tuple(int(x) for x in re.findall(r"\d+", r))))
 
 
-__all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "helpless",
-           "lifted_after", "not_the_launch", "the_machine", "paths_for", "solve", "source_tree", "verl_leaves"]
+__all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "lifted_after",
+           "not_the_launch", "paths_for", "source_tree", "the_machine", "verl_leaves"]

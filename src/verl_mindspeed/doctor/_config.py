@@ -17,6 +17,7 @@ lacks.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Optional
 
@@ -24,10 +25,53 @@ from ..catalog import verl_keys
 from ..i18n import Msg, tr
 from ..overrides import hydra_value
 from ._blame import Cause, Verdict
-from ._log import Raised
+from ._log import Raised, clean
 from ._replay import Replay, clears, replay
 from ._sites import Match
 from ._verl import default, release, releases_with
+
+_OVERRIDES = re.compile(r"Error executing job with overrides: (?P<list>\[.*\])\s*$")
+_OPENED = re.compile(r"Error executing job with overrides: \[(?P<items>.*)")
+#: One item of Python's repr of a list of strings: single-quoted, or double-quoted where it holds a single quote.
+_ITEM = re.compile(r"'((?:[^'\\]|\\.)*)'" r'|"((?:[^"\\]|\\.)*)"')
+
+
+def logged_launch(text: str) -> Optional[list[str]]:
+    """The overrides Hydra printed when the job failed (``Error executing job with overrides: [...]``): the
+    launch's own arguments, when the list is whole (a cut list would replay defaults in place of what it lost)."""
+    if "Error executing job with overrides" not in text:
+        return None  # most logs: no second pass over every line
+    for _stream, line, _number in clean(text):
+        hit = _OVERRIDES.search(line)
+        if hit is None:
+            continue
+        if len(hit.group("list")) > 200_000:
+            return None
+        try:
+            value = ast.literal_eval(hit.group("list"))
+        except Exception:  # noqa: BLE001 - any list Python cannot read (nesting, size) is no launch
+            return None
+        return [str(v) for v in value] if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
+    return None
+
+
+def logged_arguments(text: str) -> dict[str, str]:
+    """key -> the argument as written, for each item Hydra's override list shows whole, even where the list itself
+    is cut: too little to replay, enough to know what the user wrote for a key the failure names."""
+    if "Error executing job with overrides" not in text:
+        return {}
+    out: dict[str, str] = {}
+    for _stream, line, _number in clean(text):
+        hit = _OPENED.search(line)
+        if hit is None:
+            continue
+        for item in _ITEM.finditer(hit.group("items")[:200_000]):
+            arg = item.group(1) if item.group(1) is not None else item.group(2)
+            key = arg.split("=", 1)[0].lstrip("+~")
+            if "=" in arg and re.fullmatch(r"[\w.@/-]+", key):
+                out.setdefault(key, arg)
+    return out
+
 
 _HYDRA_KEY = re.compile(r"(?:Could not override|Key|An item is already at|Could not delete from config\.|"
                         r"Could not append to config\. An item is already at) '(?P<key>[\w.@/-]+)'"
@@ -185,5 +229,5 @@ def _tree_options(options: dict) -> dict:
     return {k: v for k, v in options.items() if k in ("verl_version", "verl_config_dir", "verl_source")}
 
 
-__all__ = ["accessed", "added", "appended", "hydra_advice", "hydra_key", "parent_missing", "refused",
-           "refused_override"]
+__all__ = ["accessed", "added", "appended", "hydra_advice", "hydra_key", "logged_arguments", "logged_launch",
+           "parent_missing", "refused", "refused_override"]

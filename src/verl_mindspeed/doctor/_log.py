@@ -10,7 +10,6 @@ handling…") keep their order: the first is the root. Ray's re-raises (``RayTas
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -20,9 +19,28 @@ from typing import Optional
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|^\[[0-9;]{1,8}m(?=\()|(?<=\))\[[0-9;]{1,8}m")
 _PREFIX = re.compile(r"^\s*\((?P<who>[A-Za-z_][\w.:-]*)(?:\s+pid=(?P<pid>\d+|\.\.\.|…|x+|X+))?"
                      r"(?:,\s*ip=\[?[\w.:]+\]?)?\)\s?")
-#: A traceback whose line breaks a paste lost: ``... in _swap_out raise RuntimeError( RuntimeError: Aborted ...``.
-_COLLAPSED = re.compile(r"\b(?P<code>raise\s+[\w.]+\(?)\s*(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)"
-                        r"(?::\s?.*)?)$")
+#: A traceback whose line breaks a paste lost: ``... in _swap_out raise RuntimeError( RuntimeError: Aborted ...``,
+#: ``... in g raise ValueError("bad") ValueError: bad``: a raise of a type, then that same type's exception line.
+_COLLAPSED = re.compile(r"raise\s+(?:[\w]+\.){0,4}(?P<name>[A-Z]\w{0,60}(?:Error|Exception))\b(?P<call>.{0,400}?)"
+                        r"\s(?P<exc>(?:[A-Za-z_]\w*\.){0,4}(?P=name)(?::\s?.*)?)$")
+
+
+def collapsed(line: str) -> Optional[re.Match]:
+    """The last raise of a traceback pasted on one line, with the exception line after it (None for any other
+    line). Tried at each ``raise`` from the last, three at most, so a long line costs one pass."""
+    if len(line) > 20000 or "raise " not in line:
+        return None
+    at = len(line)
+    for _ in range(3):
+        at = line.rfind("raise ", 0, at)
+        if at < 0 or (at and (line[at - 1].isalnum() or line[at - 1] == "_")):
+            return None
+        hit = _COLLAPSED.match(line, at)
+        if hit:
+            return hit
+    return None
+
+
 #: A time stamp a logger or ``ts`` put before Ray's prefix (a Markdown backtick may open it): taken off with it.
 _STAMP = re.compile(r"^\s*`?\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]?\s*(?=\([A-Za-z_])")
 _RANK = re.compile(r"^\s*\[(?:rank|RANK)\s*\d+\]:?\s?")
@@ -41,6 +59,13 @@ _WRAPPERS = ("RayTaskError", "RayActorError", "ActorDiedError", "RaySystemError"
 #: result=2 ... func=cu_mem_create``: 2 is ``CUDA_ERROR_OUT_OF_MEMORY``).
 _OOM_LINE = re.compile(r"^\s*(?:\[[\w./-]+\]\s*)?[^\n]*\berror\b[^\n]*(?:\bout of memory\b|"
                        r"(?<=CUresult error)\s*(?::|result\s*=)\s*2\b[^\n]*\bcu_mem_)", re.I)
+def _oom_line(line: str) -> bool:
+    """An allocator's untyped out-of-memory line: its words looked for first, so a long line without them is one
+    pass, and the pattern runs on its first 4,000 characters."""
+    low = line[:4000].lower()
+    return "error" in low and ("out of memory" in low or "curesult" in low) and bool(_OOM_LINE.match(line[:4000]))
+
+
 #: argparse's exit line (``prog: error: unrecognized arguments: --x``): the process exits with no traceback.
 _ARGPARSE_LINE = re.compile(r"^\s*\S+: error: unrecognized arguments: \S")
 #: A line a poster puts for the frames they cut: the traceback goes on.
@@ -145,7 +170,7 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
         if frame:  # a cut log may start inside a traceback: its frames count without the header
             in_trace = True
             frames.append((frame.group("file"), int(frame.group("line")), frame.group("fn") or ""))
-        if frame and not _COLLAPSED.search(line):  # (a frame whose line goes on to the raise: read below)
+        if frame and not collapsed(line):  # (a frame whose line goes on to the raise: read below)
             i += 1
             code = None
             if i < len(lines) and _source_line(lines[i][0]):  # its code line, whose indent a paste may have lost
@@ -153,10 +178,10 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
                 i += 1
             continue
         match = _EXC.match(line)
-        collapsed = None if match else _COLLAPSED.search(line)
-        if collapsed:  # a traceback pasted with its line breaks lost: its last raise and the exception after it
-            match, code = _EXC.match(collapsed.group("exc")), collapsed.group("code").strip()
-            line = collapsed.group("exc")
+        pasted = None if match else collapsed(line)
+        if pasted:  # a traceback pasted with its line breaks lost: its last raise and the exception after it
+            match, line = _EXC.match(pasted.group("exc")), pasted.group("exc")
+            code = f"raise {pasted.group('name')}{pasted.group('call')}".strip()
         if match and not line.startswith((" " * 4, "\t")):
             message, i = _message(match.group("msg") or "", lines, i + 1)
             kind = match.group("type").rsplit(".", 1)[-1]
@@ -175,7 +200,7 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
             found.append(Raised("SystemExit", stripped, [], stream, number))
             i += 1
             continue
-        if _OOM_LINE.match(line) and not line.startswith((" " * 4, "\t")):  # the allocator's own line, untyped
+        if _oom_line(line) and not line.startswith((" " * 4, "\t")):  # the allocator's own line, untyped
             found.append(Raised("OutOfMemoryError", stripped, frames if in_trace else [], stream, number))
             in_trace, frames = False, []
             i += 1
@@ -192,7 +217,7 @@ def _source_line(line: str) -> bool:
     stripped = line.strip()
     return bool(stripped) and not _FRAME.match(line) and not _EXC.match(line) and stripped not in _ELIDED and \
         not any(stripped.startswith(c) for c in _CHAIN) and not stripped.startswith("Traceback") and \
-        not (_OOM_LINE.match(line) and not line.startswith((" ", "\t")))  # an allocator's untyped line
+        not (_oom_line(line) and not line.startswith((" ", "\t")))  # an allocator's untyped line
 
 
 def _message(first: str, lines: list[tuple[str, int]], i: int) -> tuple[str, int]:
@@ -242,47 +267,4 @@ def roots(found: list[Raised]) -> list[Raised]:
     return list(out.values())
 
 
-_OVERRIDES = re.compile(r"Error executing job with overrides: (?P<list>\[.*\])\s*$")
-_OPENED = re.compile(r"Error executing job with overrides: \[(?P<items>.*)")
-#: One item of Python's repr of a list of strings: single-quoted, or double-quoted where it holds a single quote.
-_ITEM = re.compile(r"'((?:[^'\\]|\\.)*)'" r'|"((?:[^"\\]|\\.)*)"')
-
-
-def logged_launch(text: str) -> Optional[list[str]]:
-    """The overrides Hydra printed when the job failed (``Error executing job with overrides: [...]``): the
-    launch's own arguments, when the list is whole (a cut list would replay defaults in place of what it lost)."""
-    if "Error executing job with overrides" not in text:
-        return None  # most logs: no second pass over every line
-    for _stream, line, _number in clean(text):
-        hit = _OVERRIDES.search(line)
-        if hit is None:
-            continue
-        if len(hit.group("list")) > 200_000:
-            return None
-        try:
-            value = ast.literal_eval(hit.group("list"))
-        except Exception:  # noqa: BLE001 - any list Python cannot read (nesting, size) is no launch
-            return None
-        return [str(v) for v in value] if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
-    return None
-
-
-def logged_arguments(text: str) -> dict[str, str]:
-    """key -> the argument as written, for each item Hydra's override list shows whole, even where the list itself
-    is cut: too little to replay, enough to know what the user wrote for a key the failure names."""
-    if "Error executing job with overrides" not in text:
-        return {}
-    out: dict[str, str] = {}
-    for _stream, line, _number in clean(text):
-        hit = _OPENED.search(line)
-        if hit is None:
-            continue
-        for item in _ITEM.finditer(hit.group("items")[:200_000]):
-            arg = item.group(1) if item.group(1) is not None else item.group(2)
-            key = arg.split("=", 1)[0].lstrip("+~")
-            if "=" in arg and re.fullmatch(r"[\w.@/-]+", key):
-                out.setdefault(key, arg)
-    return out
-
-
-__all__ = ["Raised", "clean", "exceptions", "logged_arguments", "logged_launch", "roots"]
+__all__ = ["Raised", "clean", "exceptions", "roots"]

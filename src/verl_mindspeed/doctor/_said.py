@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..catalog import universe, verl_keys
+from ..catalog import verl_keys
 from ..i18n import tr
 from ._blame import ACTOR, MODEL_FIELDS, Cause, Verdict, verl_leaves
 from ._log import Raised
@@ -36,55 +36,6 @@ def advised(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> 
                       line=hit.group("line"))
             return Verdict("override", what, [Cause(key, hit.group("line"))], (key.rsplit(".", 1)[-1],), "likely")
     return None
-
-
-#: An imperative that names a flag: at a sentence's start, after "please", "must" or "need(s) to" (an adverb may
-#: follow), or forbidden ("do not set"); "to use --x" (a purpose) and "when enable --x" (a condition) are not advice.
-_FLAG_ADVICE = re.compile(
-    r"(?:^|[.;:!?]\s*|\b[Pp]lease\s+|\b(?:[Mm]ust|[Ss]hould|[Nn]eeds? to)\s+(?:\w+ly\s+)?)"
-    r"(?P<neg>(?:[Dd]o not|[Dd]on'?t|[Nn]ever)\s+)?(?:[Ss]et|[Uu]se|[Pp]ass|[Aa]dd|[Ee]nable|[Ss]pecify)\s+"
-    r"['\"`]?--(?P<flag>[a-z][a-z0-9-]*)['\"`]?"
-    r"(?:=['\"`]?(?P<assigned>[\w.]+)|\s+to\s+['\"`]?(?P<to>[\w.]+)['\"`]?(?=\s*(?:$|[.,;)]|or\b|and\b|for\b))|"
-    r"\s+['\"`]?(?P<next>[\w.]+))?(?P<after>\s+\w+)?")
-#: Words after a flag that are the sentence going on, not its value ("use --x when topk is 1").
-_NOT_VALUES = frozenset("when with for to instead and or if in as the a an is are only alongside together cannot must "
-                        "should which while because so then but not use enable fix prevent flag option argument needs "
-                        "need requires require".split())
-_SUBJECT = frozenset("should must needs need requires require is are cannot".split())
-
-
-def advised_flags(text: str) -> dict[str, object]:
-    """The settings a message tells the user to set by their command-line flag: ``Please set
-    --moe-router-score-function sigmoid`` gives ``{"moe_router_score_function": "sigmoid"}``, ``Please use
-    --moe-router-pre-softmax when ...`` a switch on (True), ``Do not set --moe-layer-recompute ...`` a switch off,
-    ``--no-x`` / ``--disable-x`` the switch ``x`` (or ``add_x``) off. A flag the message forbids with a value names
-    nothing (which value to drop is not said), nor a flag that is the sentence's subject ("use --x should open
-    --y": MindSpeed's "using --x needs --y")."""
-    out: dict[str, object] = {}
-    for hit in _FLAG_ADVICE.finditer(text):
-        flag, negated = hit.group("flag"), bool(hit.group("neg"))
-        following = (hit.group("next") or hit.group("after") or "").strip().rstrip(".,;").lower()
-        rest = text[hit.end("flag"):]
-        if following in _SUBJECT or re.match(r"['\"`]?\s+(?:with|and)\s+['\"`]?--", rest):
-            continue  # "--x needs --y", "use --x with --y": the flag is what needs another
-        value = hit.group("assigned") or hit.group("to") or hit.group("next")
-        value = (value or "").rstrip(".") or None
-        if value is not None and value.lower() in _NOT_VALUES:
-            value = None
-        off = next((flag[len(p):] for p in ("no-", "disable-") if flag.startswith(p)), None)
-        if following == "instead" and off is None:
-            continue  # "x is deprecated; use --y instead": a flag renamed, its value unknown
-        if off is not None and value is None and not negated:
-            for dest in (off.replace("-", "_"), "add_" + off.replace("-", "_")):
-                out.setdefault(dest, False)
-            continue
-        if negated and value is not None:
-            continue
-        dest = flag.replace("-", "_")
-        if value is None and dest not in universe.switches():
-            continue  # "use --num-virtual-stages-per-pipeline-rank to specify ...": a value the message does not give
-        out.setdefault(dest, (not negated) if value is None else value)
-    return out
 
 
 _UNFOUND = re.compile(r"(?:Unable to find|No such file or directory:?|does not exist:?|not found:?)\s*"
@@ -160,23 +111,25 @@ def _product_fix(message: str) -> dict[str, int]:
     """A printed product of sizes the world size must be a multiple of (``ETP * EP * PP (1 * 64 * 4 = 256)``), with
     the world size the message also prints (``requested 128 GPUs``): each size's largest divisor of its value that
     makes the product divide the world size (PP 4 gives 2). Nothing without the world size."""
-    world = _WORLD.search(message)
+    worlds = {int(w.group("n") or w.group("n2")) for w in _WORLD.finditer(message)}
     hit = _PRODUCT.search(message)
-    if world is None or hit is None:
-        return {}
-    n = int(world.group("n") or world.group("n2"))
+    if len(worlds) != 1 or hit is None:
+        return {}  # none printed, or several (8 per node, 16 in all): which one is the world is not said
+    (n,) = worlds
     names = [x.strip() for x in hit.group("names").split("*")]
     values = [int(v) for v in hit.group("values").split("*")]
+    if len(names) != len(values) or not 0 < n <= 1 << 20 or not all(0 < v <= 1 << 16 for v in values):
+        return {}  # a size of 0, or numbers no run has: nothing to solve
     product = 1
     for v in values:
         product *= v
-    if len(names) != len(values) or n <= 0 or n % product == 0:
+    if n % product == 0:
         return {}
     out = {}
     for name, value in zip(names, values):
-        rest = product // value if value else 0
+        rest = product // value
         fit = next((d for d in range(value - 1, 0, -1) if value % d == 0 and n % (rest * d) == 0), None)
-        if name in _SIZES and rest and fit:
+        if name in _SIZES and fit:
             out[name] = fit
     return out
 
@@ -278,4 +231,4 @@ def named(raised: Raised, site: Optional[Match], verl_version: Optional[str] = N
     return Verdict("override", what, causes, tuple(keys), "likely" if any(c.fix for c in causes) else "possible")
 
 
-__all__ = ["advised", "advised_flags", "data_file", "named", "passed_twice"]
+__all__ = ["advised", "data_file", "named", "passed_twice"]

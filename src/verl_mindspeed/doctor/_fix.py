@@ -1,0 +1,101 @@
+"""The value a setting takes for a raise site's own condition to pass, run on the values its message printed.
+
+- A number moves to the nearest value that passes; a size the world size is a multiple of, to its largest divisor
+  that passes (never a value that needs devices the run may not have), unless the check wants one value.
+- A switch takes its other state, where the condition tests it for truth.
+- A setting no value of which passes is not at fault (:func:`helpless`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Optional
+
+from .. import eras
+from ._sites import Match
+from ._solve import divisor_passing, nearest_passing, raises, value_of
+
+#: The sizes the world size is a multiple of: a fix may only divide them (VPP splits layers, not devices).
+WORLD_DIVISORS = frozenset(eras.PARALLEL_SIZES) - {"virtual_pipeline_model_parallel_size"}
+
+
+def solve(found: Match, leaf: str) -> Optional[Any]:
+    """The value of the setting ``leaf`` for which the site's own condition does not raise: the nearest integer to
+    the printed one, or the switch's other state when the condition reads it alone (``self.sequence_parallel is
+    False``, which the message does not print)."""
+    site = found.site
+    if not site.condition:
+        return None
+    values = {expr: value_of(text) for expr, text in found.bound.items()}
+    expr = next((e for e in values if e.rsplit(".", 1)[-1] in site.names(leaf)), None)
+    if expr is not None and isinstance(values[expr], bool):  # a printed switch: its other state, if that passes
+        flipped = {**values, expr: not values[expr]}
+        passes = raises(site.condition, site.raises_when_false, values) is True and \
+            raises(site.condition, site.raises_when_false, flipped) is False
+        return (not values[expr]) if passes else None
+    if expr is not None:
+        divides_world = leaf in WORLD_DIVISORS or leaf in ("infer_tp", "tensor_parallel_size")
+        if not divides_world:
+            return nearest_passing(site.condition, site.raises_when_false, values, expr)
+        smaller = divisor_passing(site.condition, site.raises_when_false, values, expr)
+        if smaller is None and _equated(site.condition, expr):  # the check wants one value (a checkpoint's): that one
+            return nearest_passing(site.condition, site.raises_when_false, values, expr)
+        return smaller
+    chain = next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
+    if chain is None or not switch_in(site.condition, chain):
+        return None
+    states = {state: raises(site.condition, site.raises_when_false, {**values, chain: state})
+              for state in (True, False)}
+    passing = [state for state, raised in states.items() if raised is False]
+    return passing[0] if len(passing) == 1 and states[not passing[0]] is True else None
+
+
+def _equated(condition: str, expr: str) -> bool:
+    """``expr`` is compared for equality in ``condition`` (``checkpoint_value == args_value``)."""
+    try:
+        tree = ast.parse(condition, mode="eval")
+    except SyntaxError:
+        return False
+    return any(isinstance(node, ast.Compare) and any(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops)
+               and expr in {ast.unparse(n) for n in (node.left, *node.comparators)} for node in ast.walk(tree))
+
+
+def switch_in(condition: str, chain: str) -> bool:
+    """``chain`` is a switch in ``condition``: tested for truth or compared with True or False, never counted nor
+    compared with a number or None (``pipeline_model_parallel_size > 0`` is a number: True passes it only as 1
+    would; ``hybrid_layer_pattern is None`` is a value that may be unset, not a switch)."""
+    try:
+        tree = ast.parse(condition, mode="eval")
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and chain in {ast.unparse(n) for n in (node.left, node.right)}:
+            return False
+        if isinstance(node, ast.Compare) and chain in {ast.unparse(n) for n in (node.left, *node.comparators)}:
+            others = [n for n in (node.left, *node.comparators) if ast.unparse(n) != chain]
+            if any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops) or any(
+                    isinstance(n, ast.Constant) and not isinstance(n.value, bool) for n in others):
+                return False
+    return True
+
+
+def helpless(found: Match, leaf: str) -> bool:
+    """No value of the setting ``leaf`` makes the site's condition pass with the values its message printed (the
+    range those values leave is empty: ``PP=2 <= x <= M=1``): moving it cannot help, the printed values are at
+    fault. False when the condition cannot be run on them."""
+    site = found.site
+    if not site.condition:
+        return False
+    values = {expr: value_of(text) for expr, text in found.bound.items()}
+    expr = next((e for e in values if e.rsplit(".", 1)[-1] in site.names(leaf)), None) or \
+        next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
+    numbers = [v for v in values.values() if isinstance(v, int) and not isinstance(v, bool)]
+    if expr is None or not numbers or not re.search(rf"(?<![\w.]){re.escape(expr)}(?![\w])", site.condition):
+        return False  # the condition reads the setting through a local name (``infer_tp = ...``): it cannot be run
+    top = min(4096, max(64, 4 * max(abs(n) for n in numbers)))
+    probes = [True, False, *range(0, top + 1)]
+    return all(raises(site.condition, site.raises_when_false, {**values, expr: v}) is True for v in probes)
+
+
+__all__ = ["WORLD_DIVISORS", "helpless", "solve", "switch_in"]
