@@ -18,7 +18,7 @@ from .. import catalog, eras
 from ..catalog import OTC, universe, verl_keys
 from ..i18n import Msg, tr
 from ._log import Raised
-from ._sites import Match, Site, sites
+from ._sites import Match, Site, in_file, releases_of
 from ._solve import raises, value_of
 
 ACTOR = "actor_rollout_ref.actor.megatron."
@@ -220,7 +220,7 @@ def lifted_after(found: Match) -> Optional[tuple[str, bool]]:
     if found.site.package == "mindspeed":
         return None
     have = {r for r, _ in found.site.releases}
-    order = _releases_of(found.site.package)
+    order = releases_of(found.site.package)
     last = max((order.index(r) for r in have if r in order), default=None)
     gone = next((r for r in order[last + 1:] if r not in have), None) if last is not None else None
     if gone is None:
@@ -239,15 +239,9 @@ def _reworded(site: Site, release: str) -> Optional[Site]:
     head = site.parts[0].strip() if site.parts else ""
     if len(head) < 8:
         return None
-    return next((other for other in sites() if other.file == site.file and other.function == site.function and
+    return next((other for other in in_file(site.file) if other.function == site.function and
                  other.exception == site.exception and other.parts and other.parts[0].strip() == head and
                  release in dict(other.releases)), None)
-
-
-@lru_cache(maxsize=None)
-def _releases_of(package: str) -> tuple[str, ...]:
-    seen = {release for site in sites() if site.package == package for release, _ in site.releases}
-    return tuple(sorted(seen, key=lambda r: tuple(int(x) for x in re.findall(r"\d+", r))))
 
 
 __all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "lifted_after",

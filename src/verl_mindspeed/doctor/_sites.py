@@ -88,21 +88,50 @@ class Match:
 
 
 @lru_cache(maxsize=1)
-def sites() -> tuple[Site, ...]:
-    data = json.loads(gzip.decompress(INDEX.read_bytes()).decode("utf-8"))
+def _raw() -> list[dict]:
+    return json.loads(gzip.decompress(INDEX.read_bytes()).decode("utf-8"))["sites"]
+
+
+@lru_cache(maxsize=None)
+def _site(i: int) -> Site:
+    """The index's entry ``i``, built once, when a lookup reaches it: a start builds the few a log's frames and
+    words lead to, not ten thousand."""
+    s = _raw()[i]
     # the index is written with sorted keys: its release and alias maps come in order
-    return tuple(Site(s["p"], s["f"], s["fn"], s["x"], tuple(s["t"]), tuple(s["v"]), tuple(s["c"]),
-                      tuple(s["r"].items()), s.get("k"), bool(s.get("w", False)), tuple(s.get("a", ())),
-                      tuple(s["l"].items()) if "l" in s else (), s.get("kw"))
-                 for s in data["sites"])
+    return Site(s["p"], s["f"], s["fn"], s["x"], tuple(s["t"]), tuple(s["v"]), tuple(s["c"]), tuple(s["r"].items()),
+                s.get("k"), bool(s.get("w", False)), tuple(s.get("a", ())),
+                tuple(s["l"].items()) if "l" in s else (), s.get("kw"))
+
+
+def sites() -> tuple[Site, ...]:
+    """Every site of the index (each built once)."""
+    return tuple(_site(i) for i in range(len(_raw())))
 
 
 @lru_cache(maxsize=1)
-def _by_file() -> dict[str, list[Site]]:
-    out: dict[str, list[Site]] = {}
-    for site in sites():
-        out.setdefault(site.file, []).append(site)
-    return out
+def _positions() -> tuple[dict[str, list[int]], dict[str, list[int]], dict[str, set[str]]]:
+    """The index's entries by file, by keyword, and the exception types each package raises: one pass over it."""
+    files: dict[str, list[int]] = {}
+    words: dict[str, list[int]] = {}
+    types: dict[str, set[str]] = {}
+    for i, s in enumerate(_raw()):
+        files.setdefault(s["f"], []).append(i)
+        if "kw" in s:
+            words.setdefault(s["kw"], []).append(i)
+        types.setdefault(s["x"], set()).add(s["p"])
+    return files, words, types
+
+
+def in_file(file: str) -> list[Site]:
+    """The sites of one source file (``megatron/core/parallel_state.py``), every release's."""
+    return [_site(i) for i in _positions()[0].get(file, ())]
+
+
+@lru_cache(maxsize=None)
+def releases_of(package: str) -> tuple[str, ...]:
+    """The releases of ``package`` the index was built from, oldest first."""
+    seen = {r for s in _raw() if s["p"] == package for r in s["r"]}
+    return tuple(sorted(seen, key=lambda r: tuple(int(x) for x in re.findall(r"\d+", r))))
 
 
 @lru_cache(maxsize=4096)
@@ -152,9 +181,9 @@ def match(raised: Raised) -> Optional[Match]:
         if depth and raised_here:
             break  # an outer frame's line is a call: a site there is another raise
         rel = relative(path)
-        if rel is None or rel not in _by_file():
+        if rel is None or rel not in _positions()[0]:
             continue
-        for site in _by_file()[rel]:
+        for site in in_file(rel):
             if site.exception != raised.type:
                 continue
             if depth == 0 and asserted is not None and _same_condition(site.condition) != asserted:
@@ -246,28 +275,19 @@ def _words(site: Site) -> frozenset[str]:
     return words_of(site.parts)
 
 
-@lru_cache(maxsize=1)
-def _word_index() -> dict[str, list[Site]]:
-    """Each site under its keyword: a message's words find its candidates."""
-    index: dict[str, list[Site]] = {}
-    for site in sites():
-        if site.keyword:
-            index.setdefault(site.keyword, []).append(site)
-    return index
-
-
 def _by_word_candidates(words: set[str]) -> list[Site]:
-    index = _word_index()
-    return [site for word in words for site in index.get(word, ())]
+    index = _positions()[1]
+    return [_site(i) for word in words for i in index.get(word, ())]
 
 
 @lru_cache(maxsize=64)
 def _candidates(kind: str) -> frozenset[str]:
     """The exception types a raise of ``kind`` can come from: that type, else (a type no site raises) the common
     ones."""
-    if any(s.exception == kind for s in sites()):
+    if kind in _positions()[2]:
         return frozenset({kind})
     return frozenset({"RuntimeError", "ValueError", "AssertionError", "ConfigCompositionException", "ConfigKeyError"})
 
 
-__all__ = ["INDEX", "Match", "Site", "by_line", "keywords", "match", "relative", "sites", "words_of"]
+__all__ = ["INDEX", "Match", "Site", "by_line", "in_file", "keywords", "match", "relative", "releases_of", "sites",
+           "words_of"]
