@@ -966,3 +966,19 @@ def test_only_whole_words_say_a_message_is_the_network_or_memory():
     assert the_machine("HCCL function error: hcclCommInitRootInfoConfig") and the_machine("socket closed")
     assert not any(the_machine(m) for m in ("runtime output", "datetime outside", "wei2048", "websocket: x",
                                              "hccl_buffer is None"))
+
+
+def test_a_message_that_names_a_setting_by_path_names_the_key_its_releases_keep():
+    """verl's bucket check reads a size it derives, and its message says which setting to raise, under the name it
+    had before 0.7.1 moved it under checkpoint_engine: the key of the releases that raise there. The log breaks the
+    line where the source runs two sentences together, and the check, moved to another file in 0.9.1, is not called
+    dropped."""
+    log = ("AssertionError: Weight model.embed_tokens.weight(torch.Size([151936, 4096]), torch.float32) is too large "
+           "to fit in the bucket.\nPlease increase rollout.update_weights_bucket_megabytes(2048 MB).\n")
+    found = diagnose(log)
+    (failure,) = found.failures
+    assert failure.site.site.file == "verl/workers/rollout/vllm_rollout/bucketed_weight_transfer.py"
+    assert [(c.key, c.fix) for c in found.causes] == [
+        ("actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes", None)]
+    hccl = log.split("\n")[0] + "\n"  # the same first sentence, in the checkpoint engines' files
+    assert "no longer has" not in str(diagnose(hccl).failures[0].verdict.what)

@@ -2,29 +2,25 @@
 
 :func:`diagnose` reads the log (:mod:`._log`), takes each first raise, matches it to its upstream raise site
 (:mod:`._sites`, an index generated from every release's sources), binds the values its message printed to the
-expressions the site formats and maps the fields its condition reads to launch keys (:mod:`._blame`). With the
-launch given, ``check`` replays it (:mod:`._replay`): a cause is *confirmed* when ``check`` reproduces the failure
-on that key and its fix clears it. Without it, the site's own condition, run on the printed values, gives the
-nearest value that would not have raised (:mod:`._solve`). A failure no launch key caused (a package's version, the
-environment, memory or network, upstream code) blames no key and says what it is.
+expressions the site formats and maps the fields its condition reads to launch keys (:mod:`._blame`,
+:mod:`._settings`). With the launch given, ``check`` replays it (:mod:`._replay`): a cause is *confirmed* when
+``check`` reproduces the failure on that key and its fix clears it. Without it, the site's own condition, run on the
+printed values, gives the nearest value that would not have raised (:mod:`._fix`), or the flag its message advises
+(:mod:`._advice`). A failure no launch key caused (a package's version, the environment, memory or network,
+upstream code) blames no key and says what it is.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any, Callable, Optional, Sequence
 
-from ..catalog import verl_keys
 from ..i18n import Msg, tr
 from ..launch import LaunchFile
-from ._advice import advised_flags
 from ._blame import (
     Cause,
     Verdict,
-    engine_keys,
     environment,
     fields_of,
     lifted_after,
@@ -42,13 +38,14 @@ from ._config import (
     refused,
     refused_override,
 )
-from ._fix import helpless, solve
+from ._fix import helpless
 from ._log import Raised, clean, exceptions, roots
 from ._replay import Replay, clears, replay
-from ._said import named
+from ._said import named, pointed
+from ._settings import settings, stack_set, unique, written_keys
 from ._sites import Match, by_line, match
 from ._stack import code_access, dataclass_refusal, explain, full_key
-from ._verl import sections_of, written_as
+from ._verl import written_as
 
 #: At most this many distinct first raises are explained (a log of a thousand workers repeats one).
 MOST = 8
@@ -73,7 +70,7 @@ class Diagnosis:
 
     @property
     def causes(self) -> list[Cause]:
-        return _unique([cause for failure in self.failures for cause in failure.verdict.causes])
+        return unique([cause for failure in self.failures for cause in failure.verdict.causes])
 
     @property
     def exit_code(self) -> int:
@@ -131,10 +128,10 @@ def _one(raised: Raised, launch: Optional[Replay], options: dict, appends: dict[
     verdict = _verdict(raised, site, launch, options, appends)
     if _composition(raised, site):  # Hydra's or OmegaConf's: the key is the argument the user wrote
         return Failure(raised, site, verdict)
-    return Failure(raised, site, replace(verdict, causes=_as_written(verdict.causes, launch, appends, options)))
+    return Failure(raised, site, replace(verdict, causes=_aswritten(verdict.causes, launch, appends, options)))
 
 
-def _as_written(causes: list[Cause], launch: Optional[Replay], appends: dict[str, str],
+def _aswritten(causes: list[Cause], launch: Optional[Replay], appends: dict[str, str],
                 options: dict) -> list[Cause]:
     """Each cause a raise's fields gave, under the key a user writes: a key verl's config copies from another (the
     rollout's prompt_length is data.max_prompt_length) is that other key, unless the launch (or the override list
@@ -150,7 +147,7 @@ def _as_written(causes: list[Cause], launch: Optional[Replay], appends: dict[str
             continue
         fix = f"{key}={cause.fix.split('=', 1)[1]}" if cause.fix else None
         out.append(replace(cause, key=key, fix=fix))
-    return _unique(out)
+    return unique(out)
 
 
 def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], options: dict,
@@ -183,9 +180,10 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     fields = fields_of(site) if site is not None else []
     package = site.site.package if site is not None else "verl"
     chains = site.site.chains if site is not None else ()
-    settable = [f for f in fields if paths_for(f, package, chains) or (launch and _written(launch, f) and paths_for(f))]
+    settable = [f for f in fields
+                if paths_for(f, package, chains) or (launch and written_keys(launch, f) and paths_for(f))]
     settable = [f for f in settable if site is None or not helpless(site, f)]  # no value of it passes: not its fault
-    settable = [f for f in settable if f not in _stack_set() or (launch and _written(launch, f))]
+    settable = [f for f in settable if f not in stack_set() or (launch and written_keys(launch, f))]
     if site is not None and settable:
         lifted = lifted_after(site)
         if lifted:  # the setting is at fault on this release; a later one dropped or relaxed the check
@@ -193,8 +191,10 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
                       "it)", what=what, package=site.site.package, release=lifted[0]) if lifted[1] else \
                 tr("{what} (a check {package} {release} no longer has: upgrading also removes it)", what=what,
                    package=site.site.package, release=lifted[0])
-        return _settings(site, settable, what, launch, options)
+        return settings(site, settable, what, launch, options)
     verdict = explain(raised, site, launch) or not_the_launch(raised, site)
+    if verdict.kind == "upstream":  # a condition on values verl derives, where the message names the setting
+        verdict = pointed(raised, site) or verdict
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure
     return (named(raised, site, options.get("verl_version")) or verdict) if verdict.kind == "unknown" else verdict
 
@@ -207,91 +207,10 @@ def _reproduced(raised: Raised, launch: Optional[Replay]) -> list:
     return [i for i in launch.issues if i.severity == "error" and first in " ".join(str(i.message).split())]
 
 
-@lru_cache(maxsize=1)
-def _stack_set() -> frozenset[str]:
-    """Fields verl's build sets itself and no feature flag of the catalogue writes: a raise on one of them, which the
-    launch does not write, is the stack's (the converter's or the provider's), not a launch key's."""
-    from .. import catalog
-    from ..upstream._case import converter_fields
-
-    return converter_fields() - {f.name for f in catalog.flags()}
-
-
 def _composition(raised: Raised, site: Optional[Match]) -> bool:
     return raised.type in ("ConfigCompositionException", "ConfigKeyError", "ConfigAttributeError",
                            "MissingMandatoryValue") or (site is not None and site.site.package in ("hydra-core",
                                                                                                    "omegaconf"))
-
-
-def _settings(site: Match, settable: list[str], what: Msg, launch: Optional[Replay], options: dict) -> Verdict:
-    causes: list[Cause] = []
-    if launch is not None:
-        keys = [k for f in settable for k in _written(launch, f)]
-        for issue in launch.about(keys, settable, cites=os.path.basename(site.site.file), function=site.site.function):
-            causes.append(Cause(issue.key, issue.override, clears(launch, issue, **options)))
-        if causes:
-            return Verdict("override", what, _unique(causes), tuple(settable), "confirmed")
-    for leaf in settable:
-        value = solve(site, leaf)
-        keys = _keys(site, leaf, launch, options)
-        if value is not None:  # the setting the condition moves: the others it reads are context
-            return Verdict("override", what, [Cause(k, _line(k, value)) for k in keys], tuple(settable), "likely")
-        causes += [Cause(k) for k in keys]
-    # where the condition cannot be run, the upstream code's own advice by flag ("Please set
-    # --moe-router-score-function sigmoid"), on a setting the launch can write
-    advised = advised_flags(site.site.template())
-    advice = {leaf: value for leaf, value in advised.items() if leaf in settable or (
-        leaf not in _stack_set() and paths_for(leaf, site.site.package))}
-    if advice and len(advice) == len(advised):  # every flag it asks for, or no line: a part of the way out is none
-        return Verdict("override", what, [Cause(k, _line(k, value)) for leaf, value in advice.items()
-                                          for k in _keys(site, leaf, launch, options)], tuple(advice), "likely")
-    certainty = "likely" if any(c.fix for c in causes) else "possible"
-    return Verdict("override", what, _unique(causes), tuple(settable), certainty)
-
-
-def _keys(site: Match, leaf: str, launch: Optional[Replay], options: dict) -> list[str]:
-    """The launch keys of the field ``leaf`` a site reads: the ones the launch writes (the one with the printed
-    value first), else the config class's own section, else every path of that name in the stack (two at most)."""
-    written = _written(launch, leaf) if launch is not None else []
-    bound = [e for e in site.bound if e.rsplit(".", 1)[-1] in site.site.names(leaf)]
-    if bound and written:  # the argument whose value the message printed
-        printed = str(site.bound[bound[0]]).strip()
-        written = [k for k in written if launch.value(k) == printed] or written
-    return (written or _of_class(site, leaf, options.get("verl_version")) or
-            paths_for(leaf, site.site.package, site.site.chains))[:2]
-
-
-def _of_class(site: Match, leaf: str, verl_version: Optional[str] = None) -> list[str]:
-    """A verl config class's own field (``self.ppo_mini_batch_size`` in ``ActorConfig.validate``): the key of the
-    first section verl converts into that class (the actor's, not the critic's field of the same name)."""
-    cls, _, _method = site.site.function.rpartition(".")
-    if site.site.package != "verl" or not cls or not any(c == f"self.{name}" for c in site.site.chains
-                                                          for name in site.site.names(leaf)):
-        return []
-    keys = verl_keys._data()["keys"]
-    return [path for section in sections_of(cls, verl_version, derived=True) for path in [f"{section}.{leaf}"]
-            if path in keys][:1]
-
-
-def _written(launch: Optional[Replay], leaf: str) -> list[str]:
-    if launch is None:
-        return []
-    return [k for k in launch.keys() if k.rsplit(".", 1)[-1] == leaf]
-
-
-def _line(key: str, value: Any) -> str:
-    leaf = key.rsplit(".", 1)[-1]
-    return f"{key}={value}" if leaf in engine_keys() or ".override_transformer_config." not in key \
-        else f"++{key}={value}"
-
-
-def _unique(causes: list[Cause]) -> list[Cause]:
-    """One cause per key, the one with a fix line kept."""
-    seen: dict[str, Cause] = {}
-    for cause in causes:
-        if cause.key not in seen or (cause.fix and not seen[cause.key].fix):
-            seen[cause.key] = cause
-    return list(seen.values())
 
 
 def _what(raised: Raised, site: Optional[Match]) -> Msg:

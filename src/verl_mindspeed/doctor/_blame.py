@@ -18,7 +18,7 @@ from .. import catalog, eras
 from ..catalog import OTC, universe, verl_keys
 from ..i18n import Msg, tr
 from ._log import Raised
-from ._sites import Match, Site, in_file, releases_of
+from ._sites import Match, Site, in_file, releases_of, same_message
 from ._solve import raises, value_of
 
 ACTOR = "actor_rollout_ref.actor.megatron."
@@ -219,7 +219,7 @@ def lifted_after(found: Match) -> Optional[tuple[str, bool]]:
     later release raises there too, or cannot be told (MindSpeed's branches are not one line of releases)."""
     if found.site.package == "mindspeed":
         return None
-    have = {r for r, _ in found.site.releases}
+    have = {r for same in same_message(found.site) or [found.site] for r, _ in same.releases}  # moved files too
     order = releases_of(found.site.package)
     last = max((order.index(r) for r in have if r in order), default=None)
     gone = next((r for r in order[last + 1:] if r not in have), None) if last is not None else None

@@ -20,7 +20,7 @@ from ._log import Raised
 from ._replay import Replay, launch_value
 from ._sites import Match
 from ._solve import int_of
-from ._verl import engine_arguments
+from ._verl import engine_arguments, releases_with
 
 _ADVISED = re.compile(r"\b(?:[Ss]et|[Uu]se|[Pp]ass|[Aa]dd|[Tt]ry|[Ss]pecify)\s+(?:the\s+)?[`'\"]"
                       r"(?P<line>\+{0,2}(?P<key>[a-z_][\w]*(?:\.[\w]+)+)=(?P<value>[^\s`'\"]+))[`'\"]")
@@ -199,6 +199,38 @@ def _divisor_fix(message: str, printed: dict[str, tuple[str, Optional[int], int]
     return out
 
 
+_DOTTED = re.compile(r"(?<![\w.])(?P<path>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+)(?![\w])")
+
+
+def pointed(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
+    """A site whose own message names a verl setting by its path (``Please increase
+    rollout.update_weights_bucket_megabytes``), where its condition reads no launch key (``self.bucket_size``, a
+    value verl derives from it): that setting, the upstream code's own pointer. The path names the one key ending
+    with it in the releases that raise there; where those releases keep the setting elsewhere (verl 0.7.1 moved it
+    under ``rollout.checkpoint_engine``, the message kept the old name), the one key of that name they have. No
+    line: the message prints no value that would pass."""
+    if site is None:
+        return None
+    keys = verl_keys._data()["keys"]
+    raising = set(site.releases) if site.site.package == "verl" else None
+
+    def in_release(key: str) -> bool:
+        return raising is None or bool(raising & set(releases_with(key)))
+
+    found = []
+    for hit in _DOTTED.finditer(" ".join(site.site.parts)):
+        path = hit.group("path")
+        ends = [k for k in keys if (k == path or k.endswith("." + path)) and in_release(k)] or \
+            [k for k in keys if k.rsplit(".", 1)[-1] == path.rsplit(".", 1)[-1] and in_release(k)]
+        if len(ends) == 1 and ends[0] not in found:
+            found.append(ends[0])
+    if not found:
+        return None
+    what = tr("{type}: {message} (the message names the setting: {keys})", type=raised.type,
+              message=raised.first_line[:160], keys=", ".join(found))
+    return Verdict("override", what, [Cause(k) for k in found], tuple(k.rsplit(".", 1)[-1] for k in found), "possible")
+
+
 def named(raised: Raised, site: Optional[Match], verl_version: Optional[str] = None) -> Optional[Verdict]:
     """A raise no index holds (vLLM's, a recipe's) whose message prints verl settings by name, or the engine
     arguments verl passes them as (``max_num_batched_tokens (8192) is smaller than max_model_len (9216)``,
@@ -231,4 +263,4 @@ def named(raised: Raised, site: Optional[Match], verl_version: Optional[str] = N
     return Verdict("override", what, causes, tuple(keys), "likely" if any(c.fix for c in causes) else "possible")
 
 
-__all__ = ["advised", "data_file", "named", "passed_twice"]
+__all__ = ["advised", "data_file", "named", "passed_twice", "pointed"]

@@ -128,6 +128,14 @@ def in_file(file: str) -> list[Site]:
 
 
 @lru_cache(maxsize=None)
+def same_message(site: Site) -> list[Site]:
+    """The sites of every file and release whose message is ``site``'s, word for word (a check moved to another
+    module is still there)."""
+    return [other for i in _positions()[1].get(site.keyword or "", ()) for other in [_site(i)]
+            if other.package == site.package and other.parts == site.parts]
+
+
+@lru_cache(maxsize=None)
 def releases_of(package: str) -> tuple[str, ...]:
     """The releases of ``package`` the index was built from, oldest first."""
     seen = {r for s in _raw() if s["p"] == package for r in s["r"]}
@@ -140,8 +148,9 @@ def _pattern(site: Site) -> Optional[re.Pattern]:
         return None
     pieces = []
     for k, part in enumerate(site.parts):
-        text = " ".join(part.split())
-        pieces.append(r"\s*".join(re.escape(w) for w in text.split(" ")) if text else "")
+        # a sentence's end may meet the next with no space in the source and a line break in the log
+        words = [w for word in " ".join(part.split()).split(" ") for w in re.split(r"(?<=[.;:!?])(?=[A-Za-z])", word)]
+        pieces.append(r"\s*".join(re.escape(w) for w in words) if any(words) else "")
         if k < len(site.exprs):
             pieces.append(r"\s*(.*?)\s*")
     try:
@@ -289,5 +298,5 @@ def _candidates(kind: str) -> frozenset[str]:
     return frozenset({"RuntimeError", "ValueError", "AssertionError", "ConfigCompositionException", "ConfigKeyError"})
 
 
-__all__ = ["INDEX", "Match", "Site", "by_line", "in_file", "keywords", "match", "relative", "releases_of", "sites",
-           "words_of"]
+__all__ = ["INDEX", "Match", "Site", "by_line", "in_file", "keywords", "match", "relative", "releases_of",
+           "same_message", "sites", "words_of"]

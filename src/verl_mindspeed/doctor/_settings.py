@@ -1,0 +1,103 @@
+"""A raise site's settings as causes: the launch keys of the fields its condition reads, each with the value that
+passes the site's condition (:mod:`._fix`) or the flag its message advises (:mod:`._advice`), or ``check``'s own
+finding where the launch is replayed.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Any, Optional
+
+from ..catalog import verl_keys
+from ..i18n import Msg
+from ._advice import advised_flags
+from ._blame import Cause, Verdict, engine_keys, paths_for
+from ._fix import solve
+from ._replay import Replay, clears
+from ._sites import Match
+from ._verl import sections_of
+
+
+@lru_cache(maxsize=1)
+def stack_set() -> frozenset[str]:
+    """Fields verl's build sets itself and no feature flag of the catalogue writes: a raise on one of them, which the
+    launch does not write, is the stack's (the converter's or the provider's), not a launch key's."""
+    from .. import catalog
+    from ..upstream._case import converter_fields
+
+    return converter_fields() - {f.name for f in catalog.flags()}
+
+
+def settings(site: Match, settable: list[str], what: Msg, launch: Optional[Replay], options: dict) -> Verdict:
+    causes: list[Cause] = []
+    if launch is not None:
+        keys = [k for f in settable for k in written_keys(launch, f)]
+        for issue in launch.about(keys, settable, cites=os.path.basename(site.site.file), function=site.site.function):
+            causes.append(Cause(issue.key, issue.override, clears(launch, issue, **options)))
+        if causes:
+            return Verdict("override", what, unique(causes), tuple(settable), "confirmed")
+    for leaf in settable:
+        value = solve(site, leaf)
+        keys = _keys(site, leaf, launch, options)
+        if value is not None:  # the setting the condition moves: the others it reads are context
+            return Verdict("override", what, [Cause(k, line(k, value)) for k in keys], tuple(settable), "likely")
+        causes += [Cause(k) for k in keys]
+    # where the condition cannot be run, the upstream code's own advice by flag ("Please set
+    # --moe-router-score-function sigmoid"), on a setting the launch can write
+    advised = advised_flags(site.site.template())
+    advice = {leaf: value for leaf, value in advised.items() if leaf in settable or (
+        leaf not in stack_set() and paths_for(leaf, site.site.package))}
+    if advice and len(advice) == len(advised):  # every flag it asks for, or no line: a part of the way out is none
+        return Verdict("override", what, [Cause(k, line(k, value)) for leaf, value in advice.items()
+                                          for k in _keys(site, leaf, launch, options)], tuple(advice), "likely")
+    certainty = "likely" if any(c.fix for c in causes) else "possible"
+    return Verdict("override", what, unique(causes), tuple(settable), certainty)
+
+
+def _keys(site: Match, leaf: str, launch: Optional[Replay], options: dict) -> list[str]:
+    """The launch keys of the field ``leaf`` a site reads: the ones the launch writes (the one with the printed
+    value first), else the config class's own section, else every path of that name in the stack (two at most)."""
+    written = written_keys(launch, leaf) if launch is not None else []
+    bound = [e for e in site.bound if e.rsplit(".", 1)[-1] in site.site.names(leaf)]
+    if bound and written:  # the argument whose value the message printed
+        printed = str(site.bound[bound[0]]).strip()
+        written = [k for k in written if launch.value(k) == printed] or written
+    return (written or _of_class(site, leaf, options.get("verl_version")) or
+            paths_for(leaf, site.site.package, site.site.chains))[:2]
+
+
+def _of_class(site: Match, leaf: str, verl_version: Optional[str] = None) -> list[str]:
+    """A verl config class's own field (``self.ppo_mini_batch_size`` in ``ActorConfig.validate``): the key of the
+    first section verl converts into that class (the actor's, not the critic's field of the same name)."""
+    cls, _, _method = site.site.function.rpartition(".")
+    if site.site.package != "verl" or not cls or not any(c == f"self.{name}" for c in site.site.chains
+                                                          for name in site.site.names(leaf)):
+        return []
+    keys = verl_keys._data()["keys"]
+    return [path for section in sections_of(cls, verl_version, derived=True) for path in [f"{section}.{leaf}"]
+            if path in keys][:1]
+
+
+def written_keys(launch: Optional[Replay], leaf: str) -> list[str]:
+    if launch is None:
+        return []
+    return [k for k in launch.keys() if k.rsplit(".", 1)[-1] == leaf]
+
+
+def line(key: str, value: Any) -> str:
+    leaf = key.rsplit(".", 1)[-1]
+    return f"{key}={value}" if leaf in engine_keys() or ".override_transformer_config." not in key \
+        else f"++{key}={value}"
+
+
+def unique(causes: list[Cause]) -> list[Cause]:
+    """One cause per key, the one with a fix line kept."""
+    seen: dict[str, Cause] = {}
+    for cause in causes:
+        if cause.key not in seen or (cause.fix and not seen[cause.key].fix):
+            seen[cause.key] = cause
+    return list(seen.values())
+
+
+__all__ = ["line", "settings", "stack_set", "unique", "written_keys"]
