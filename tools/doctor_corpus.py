@@ -30,6 +30,22 @@ NO_FAULT = ("version-skew", "env", "resource", "upstream-bug")
 #: Failures gathered from threads the doctor had not seen, in rounds, each run as gathered before any rule changed
 #: for it (docs/doctor.md has those first runs); the page gives their figures apart as well.
 HELD_OUT = frozenset({
+    "blog_verl_4090_flash_attn_undefined_symbol",
+    "blog_verl_4090_sglang_peer_access_not_supported",
+    "blog_verl_4090_torch_memory_saver_oom_first_step",
+    "docs_mindspeed_faq_data_helpers_overflow",
+    "docs_mindspeed_faq_megatron070_grad_norm_nan_append_eod",
+    "docs_mindspeed_llm_faq_alpaca_text_document_not_exists",
+    "docs_mindspeed_llm_faq_ckpt_convert_layers_divisible_pp",
+    "docs_mindspeed_llm_faq_invalid_device_id_nproc_per_node",
+    "docs_verl_faq_ray_unable_to_register_worker_raylet",
+    "docs_verl_faq_tensordict_arm64_membership_check",
+    "docs_verl_faq_triton_compile_module_from_src",
+    "docs_verl_npu_faq_megatron_ckpt_nonshared_storage",
+    "docs_verl_npu_faq_mindspeed_q_layernorm_keyerror",
+    "docs_verl_npu_faq_torch_npu_device_not_visible",
+    "docs_verl_npu_faq_weight_too_large_for_bucket",
+    "docs_verl_vllm08_forkingpickler_tensordict",
     "llamafactory_9382_megatron_yaml_without_use_mca",
     "mbridge_10_qwen25_critic_load_weights_valueerror",
     "mbridge_155_modeltype_encoder_and_decoder_removed",
@@ -79,6 +95,10 @@ HELD_OUT = frozenset({
     "tinyzero_47_equal_chunk_batch_not_multiple_of_gpus",
     "verl_1015_prompt_longer_than_vllm_max_model_len",
     "verl_1108_dapo_num_gen_batches_ge_max_num_gen_batches",
+    "verl_1293_prime_reward_manager_pickle_local_wrapped_fn",
+    "verl_1305_qwen3_rmpad_unsupported_old_verl",
+    "verl_1368_sglang_0_4_5_qwen3_rollout",
+    "verl_1412_trust_remote_code_not_passed_to_rollout",
     "verl_1431_sglang_curesult_oom_gpu_memory_utilization",
     "verl_145_seq_balance_missing_micro_batch_typeerror",
     "verl_1565_fused_kernels_single_gpu_setstorage",
@@ -100,12 +120,14 @@ HELD_OUT = frozenset({
     "verl_3873_megatron_sglang_nccl_timeout_second_rollout",
     "verl_3947_npu_multinode_hccl_init_error",
     "verl_3992_mindspeed_moe_group_type_update_actor",
+    "verl_4057_vllm_scheduler_stats_assert",
     "verl_4202_vllm084_missing_process_weights_after_loading",
     "verl_4262_rollout_n_could_not_override_key_n_not_in_struct",
     "verl_4495_rollout_mode_sync_removed_valueerror",
     "verl_4503_vllm_symm_mem_rendezvous_tp2",
     "verl_4672_enable_activation_offloading_not_in_hfmodelconfig",
     "verl_4815_npu_mbridge_with_vpp_indexerror",
+    "verl_5007_transformers5_autovision2seq_import",
     "verl_5008_megatron_async_rollout_no_running_event_loop",
     "verl_544_sequence_length_exceeds_max_prompt_length",
     "verl_5821_train_batch_size_lt_ppo_mini_batch_size",
@@ -115,8 +137,10 @@ HELD_OUT = frozenset({
     "verl_6627_mbridge_unregistered_qwen3_5_moe",
     "verl_6642_qwen3vl_lora_vllm_worker_died",
     "verl_6773_npu_smi_board_id_calledprocesserror",
+    "verl_696_ray_job_upload_too_large_working_dir",
     "verl_700_tensordict_forkingpickler_torch26",
     "verl_705_sglang_rollout_pt_checkpoint_scheduler_crash",
+    "verl_719_pthread_create_user_process_limit",
     "verl_7295_max_ckpt_to_keep_not_in_struct",
     "verl_7624_chunked_prefill_false_vllm024_validationerror",
     "verl_995_enforce_eager_with_free_cache_engine",
@@ -146,7 +170,8 @@ TEXT = {
     "en": {
         "title": "# The doctor on real failures",
         "intro": ("Each row is a failure posted in a public thread (verl, Megatron-LM, Megatron-Bridge, mbridge, "
-                  "ms-swift, slime, NeMo, vllm-ascend), kept in `tests/fixtures/failures/<folder>/` with the log as "
+                  "ms-swift, slime, NeMo, vllm-ascend) or page (a blog; the FAQ pages of verl, MindSpeed and "
+                  "MindSpeed-LLM), kept in `tests/fixtures/failures/<folder>/` with the log as "
                   "posted, the launch where shown, and the cause and fix as the thread establishes them. The doctor "
                   "reads the log (and replays the launch where there is one). *named* is the thread's key among the "
                   "doctor's causes; *none blamed* is a failure with no key at fault for which the doctor blamed "
@@ -168,7 +193,8 @@ TEXT = {
     "zh": {
         "title": "# doctor 在真实失败上的表现",
         "intro": ("每一行是公开讨论串（verl、Megatron-LM、Megatron-Bridge、mbridge、ms-swift、slime、NeMo、"
-                  "vllm-ascend）中贴出的一次失败，保存在 `tests/fixtures/failures/<folder>/`：原样的日志、讨论中给出的"
+                  "vllm-ascend）或页面（一篇博客；verl、MindSpeed 和 MindSpeed-LLM 的 FAQ 页面）中贴出的一次失败，"
+                  "保存在 `tests/fixtures/failures/<folder>/`：原样的日志、讨论中给出的"
                   "启动命令，以及讨论确立的原因与修复。doctor 读取日志（有启动命令时会重放）。*已指出* 表示讨论中的"
                   "键在 doctor 给出的原因之中；*未归咎* 表示没有键出错的失败，doctor 也没有归咎任何启动参数"
                   "（环境出错时，它可以指出出错的环境变量）。"
