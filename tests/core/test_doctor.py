@@ -982,3 +982,19 @@ def test_a_message_that_names_a_setting_by_path_names_the_key_its_releases_keep(
         ("actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes", None)]
     hccl = log.split("\n")[0] + "\n"  # the same first sentence, in the checkpoint engines' files
     assert "no longer has" not in str(diagnose(hccl).failures[0].verdict.what)
+
+
+def test_a_dotted_name_that_is_no_verl_setting_points_at_nothing():
+    """Only a path that ends one verl key is a pointer: a module path or a file name in a message is not."""
+    from verl_mindspeed.doctor._said import pointed
+    from verl_mindspeed.doctor._sites import Match, Site
+
+    def site(text: str) -> Match:
+        return Match(Site("verl", "verl/x.py", "f", "AssertionError", (text,), (), (), (("0.9.1", 1),)),
+                     releases=("0.9.1",))
+
+    raised = exceptions("AssertionError: x\n")[0]
+    assert pointed(raised, site("see torch.cuda.memory_summary and config.json")) is None
+    found = pointed(raised, site("Please increase rollout.update_weights_bucket_megabytes"))
+    key = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
+    assert [c.key for c in found.causes] == [key]
