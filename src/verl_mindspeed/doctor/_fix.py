@@ -27,8 +27,7 @@ def solve(found: Match, leaf: str) -> Optional[Any]:
     site = found.site
     if not site.condition:
         return None
-    values = {expr: value_of(text) for expr, text in found.bound.items()}
-    expr = next((e for e in values if e.rsplit(".", 1)[-1] in site.names(leaf)), None)
+    values, expr = _printed(found, leaf)
     if expr is not None and isinstance(values[expr], bool):  # a printed switch: its other state, if that passes
         flipped = {**values, expr: not values[expr]}
         passes = raises(site.condition, site.raises_when_false, values) is True and \
@@ -49,6 +48,13 @@ def solve(found: Match, leaf: str) -> Optional[Any]:
               for state in (True, False)}
     passing = [state for state, raised in states.items() if raised is False]
     return passing[0] if len(passing) == 1 and states[not passing[0]] is True else None
+
+
+def _printed(found: Match, leaf: str) -> tuple[dict[str, Any], Optional[str]]:
+    """(the values the message printed, by the expression each binds; the one of them that is ``leaf`` or one of
+    its aliases, None when the message printed none)."""
+    values = {expr: value_of(text) for expr, text in found.bound.items()}
+    return values, next((e for e in values if e.rsplit(".", 1)[-1] in found.site.names(leaf)), None)
 
 
 def _equated(condition: str, expr: str) -> bool:
@@ -87,9 +93,8 @@ def helpless(found: Match, leaf: str) -> bool:
     site = found.site
     if not site.condition:
         return False
-    values = {expr: value_of(text) for expr, text in found.bound.items()}
-    expr = next((e for e in values if e.rsplit(".", 1)[-1] in site.names(leaf)), None) or \
-        next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
+    values, expr = _printed(found, leaf)
+    expr = expr or next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
     numbers = [v for v in values.values() if isinstance(v, int) and not isinstance(v, bool)]
     if expr is None or not numbers or not re.search(rf"(?<![\w.]){re.escape(expr)}(?![\w])", site.condition):
         return False  # the condition reads the setting through a local name (``infer_tp = ...``): it cannot be run

@@ -59,6 +59,8 @@ _WRAPPERS = ("RayTaskError", "RayActorError", "ActorDiedError", "RaySystemError"
 #: result=2 ... func=cu_mem_create``: 2 is ``CUDA_ERROR_OUT_OF_MEMORY``).
 _OOM_LINE = re.compile(r"^\s*(?:\[[\w./-]+\]\s*)?[^\n]*\berror\b[^\n]*(?:\bout of memory\b|"
                        r"(?<=CUresult error)\s*(?::|result\s*=)\s*2\b[^\n]*\bcu_mem_)", re.I)
+
+
 def _oom_line(line: str) -> bool:
     """An allocator's untyped out-of-memory line: its words looked for first, so a long line without them is one
     pass, and the pattern runs on its first 4,000 characters."""

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import re
+from math import prod
 from typing import Optional
 
 from ..catalog import verl_keys
@@ -120,9 +121,7 @@ def _product_fix(message: str) -> dict[str, int]:
     values = [int(v) for v in hit.group("values").split("*")]
     if len(names) != len(values) or not 0 < n <= 1 << 20 or not all(0 < v <= 1 << 16 for v in values):
         return {}  # a size of 0, or numbers no run has: nothing to solve
-    product = 1
-    for v in values:
-        product *= v
+    product = prod(values)
     if n % product == 0:
         return {}
     out = {}
@@ -211,17 +210,13 @@ def pointed(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
     line: the message prints no value that would pass."""
     if site is None:
         return None
-    keys = verl_keys._data()["keys"]
     raising = set(site.releases) if site.site.package == "verl" else None
-
-    def in_release(key: str) -> bool:
-        return raising is None or bool(raising & set(releases_with(key)))
-
     found = []
     for hit in _DOTTED.finditer(" ".join(site.site.parts)):
         path = hit.group("path")
-        ends = [k for k in keys if (k == path or k.endswith("." + path)) and in_release(k)] or \
-            [k for k in keys if k.rsplit(".", 1)[-1] == path.rsplit(".", 1)[-1] and in_release(k)]
+        have = [k for k in verl_leaves().get(path.rsplit(".", 1)[-1], ())
+                if raising is None or raising & set(releases_with(k))]  # the keys of that name these releases have
+        ends = [k for k in have if k == path or k.endswith("." + path)] or have
         if len(ends) == 1 and ends[0] not in found:
             found.append(ends[0])
     if not found:

@@ -109,17 +109,15 @@ def sites() -> tuple[Site, ...]:
 
 
 @lru_cache(maxsize=1)
-def _positions() -> tuple[dict[str, list[int]], dict[str, list[int]], dict[str, set[str]]]:
-    """The index's entries by file, by keyword, and the exception types each package raises: one pass over it."""
+def _positions() -> tuple[dict[str, list[int]], dict[str, list[int]], frozenset[str]]:
+    """The index's entries by file, by keyword, and the exception types its sites raise: one pass over it."""
     files: dict[str, list[int]] = {}
     words: dict[str, list[int]] = {}
-    types: dict[str, set[str]] = {}
     for i, s in enumerate(_raw()):
         files.setdefault(s["f"], []).append(i)
         if "kw" in s:
             words.setdefault(s["kw"], []).append(i)
-        types.setdefault(s["x"], set()).add(s["p"])
-    return files, words, types
+    return files, words, frozenset(s["x"] for s in _raw())
 
 
 def in_file(file: str) -> list[Site]:
