@@ -995,6 +995,10 @@ def test_a_dotted_name_that_is_no_verl_setting_points_at_nothing():
 
     raised = exceptions("AssertionError: x\n")[0]
     assert pointed(raised, site("see torch.cuda.memory_summary and config.json")) is None
+    assert pointed(raised, site("before setting tensor.data or storing it")) is None  # "data" is a section
+    megatron = Match(Site("megatron-core", "megatron/core/utils.py", "f", "AssertionError",
+                          ("Please increase rollout.update_weights_bucket_megabytes",), (), (), (("0.12.1", 1),)))
+    assert pointed(raised, megatron) is None  # another package's dotted words are its code
     found = pointed(raised, site("Please increase rollout.update_weights_bucket_megabytes"))
     key = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
     assert [c.key for c in found.causes] == [key]

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from math import prod
 from typing import Optional
 
@@ -198,6 +199,12 @@ def _divisor_fix(message: str, printed: dict[str, tuple[str, Optional[int], int]
     return out
 
 
+@lru_cache(maxsize=1)
+def _sections() -> frozenset[str]:
+    """verl's config sections (``data``, ``actor_rollout_ref.rollout``): keys that hold others, no setting."""
+    return frozenset(key.rsplit(".", 1)[0] for key in verl_keys._data()["keys"] if "." in key)
+
+
 _DOTTED = re.compile(r"(?<![\w.])(?P<path>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+)(?![\w])")
 
 
@@ -208,14 +215,14 @@ def pointed(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
     with it in the releases that raise there; where those releases keep the setting elsewhere (verl 0.7.1 moved it
     under ``rollout.checkpoint_engine``, the message kept the old name), the one key of that name they have. No
     line: the message prints no value that would pass."""
-    if site is None:
-        return None
-    raising = set(site.releases) if site.site.package == "verl" else None
+    if site is None or site.site.package != "verl":
+        return None  # another package's dotted words are its code (megatron's "tensor.data"), not verl's settings
+    raising = set(site.releases)
     found = []
     for hit in _DOTTED.finditer(" ".join(site.site.parts)):
         path = hit.group("path")
         have = [k for k in verl_leaves().get(path.rsplit(".", 1)[-1], ())
-                if raising is None or raising & set(releases_with(k))]  # the keys of that name these releases have
+                if k not in _sections() and raising & set(releases_with(k))]  # the settings of that name they have
         ends = [k for k in have if k == path or k.endswith("." + path)] or have
         if len(ends) == 1 and ends[0] not in found:
             found.append(ends[0])
