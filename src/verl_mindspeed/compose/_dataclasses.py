@@ -114,8 +114,7 @@ def _child(node: Any, key: str) -> Any:
 
 @lru_cache(maxsize=512)
 def _class_fields(root: Path, target: str) -> Optional[ClassFields]:
-    module, _, name = target.rpartition(".")
-    found = _resolve_class(root, module, name, 0) or _find_class(root, name)
+    found = _target_class(root, target)
     if found is None:
         return None
     fields, open_fields, complete = _collect(root, found[0], found[1], 0)
@@ -128,11 +127,7 @@ def _collect(root: Path, module: str, cls: ast.ClassDef, depth: int) -> tuple[se
     fields: set[str] = set()
     open_fields: set[str] = set()
     complete = True
-    for base in cls.bases:
-        base_name = _base_name(base)
-        if base_name is None or base_name in _FIELDLESS_BASES:
-            continue
-        resolved = (_resolve_class(root, module, base_name, 0) or _find_class(root, base_name)) if depth < 10 else None
+    for resolved in _bases(root, module, cls, depth):
         if resolved is None:
             complete = False
             continue
@@ -159,23 +154,35 @@ def _collect(root: Path, module: str, cls: ast.ClassDef, depth: int) -> tuple[se
 def ancestors(root: Path, target: str) -> tuple[str, ...]:
     """The class names of ``target`` (a ``_target_`` path) and of every base it derives from, resolved in the
     tree's sources as the fields are (``McoreActorConfig`` -> ``ActorConfig``, ``BaseConfig``...)."""
-    module, _, name = target.rpartition(".")
-    found = _resolve_class(root, module, name, 0) or _find_class(root, name)
+    found = _target_class(root, target)
     out: list[str] = []
 
     def walk(where: str, cls: ast.ClassDef, depth: int) -> None:
         out.append(cls.name)
-        for base in cls.bases:
-            base_name = _base_name(base)
-            if base_name is None or base_name in _FIELDLESS_BASES or depth >= 10:
-                continue
-            resolved = _resolve_class(root, where, base_name, 0) or _find_class(root, base_name)
+        for resolved in _bases(root, where, cls, depth):
             if resolved is not None:
                 walk(resolved[0], resolved[1], depth + 1)
 
     if found is not None:
         walk(found[0], found[1], 0)
     return tuple(dict.fromkeys(out))
+
+
+def _target_class(root: Path, target: str) -> Optional[tuple[str, ast.ClassDef]]:
+    """(module, class) a ``_target_`` path names, in the tree's sources (by module, else by name anywhere)."""
+    module, _, name = target.rpartition(".")
+    return _resolve_class(root, module, name, 0) or _find_class(root, name)
+
+
+def _bases(root: Path, module: str, cls: ast.ClassDef, depth: int) -> list[Optional[tuple[str, ast.ClassDef]]]:
+    """Each base of ``cls`` that may hold fields, resolved in the tree's sources: (module, class), or None where it
+    cannot be (or ten levels down)."""
+    out: list[Optional[tuple[str, ast.ClassDef]]] = []
+    for base in cls.bases:
+        name = _base_name(base)
+        if name is not None and name not in _FIELDLESS_BASES:
+            out.append((_resolve_class(root, module, name, 0) or _find_class(root, name)) if depth < 10 else None)
+    return out
 
 
 def _names_dataclass(annotation: str) -> bool:
