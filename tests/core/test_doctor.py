@@ -703,14 +703,24 @@ def test_a_chain_that_spells_the_key_out_is_that_key_and_the_sections_it_passes_
     assert not [k for k in keys if k == "actor_rollout_ref" or ".rollout." in k]
 
 
-def test_vllms_sleep_mode_allocator_running_out_names_the_rollouts_memory_share():
+def test_vllms_sleep_mode_allocator_running_out_lowers_the_rollouts_memory_share():
     """vLLM's cumem allocator prints its failure untyped, under the frame of wake_up: it is not that frame's code
-    line, and it is the rollout's static share of the device (the value written is not in the log: no line)."""
+    line, and it is the rollout's static share of the device. The line lowers the launch's share by a tenth; with no
+    launch, verl's own default (and the report says the line starts from it)."""
+    require("verl")
+    from verl_mindspeed.doctor._verl import default
+
     log = ('(main_task pid=1)   File "/env/vllm/entrypoints/llm.py", line 1244, in wake_up\n'
            "(main_task pid=1) cuda error: out of memory at /workspace/csrc/cumem_allocator.cpp:62\n")
+    key = "actor_rollout_ref.rollout.gpu_memory_utilization"
     (failure,) = diagnose(log).failures
+    share = float(default(key))
     assert failure.raised.frames and [(c.key, c.fix) for c in failure.verdict.causes] == [
-        ("actor_rollout_ref.rollout.gpu_memory_utilization", None)]
+        (key, f"{key}={round(share - 0.1, 2)}")]
+    assert f"default {share}" in failure.verdict.what
+    (failure,) = diagnose(log, ["--config-name=ppo_megatron_trainer", f"{key}=0.3"]).failures
+    assert [(c.key, c.fix) for c in failure.verdict.causes] == [(key, f"{key}=0.2")]
+    assert "default" not in failure.verdict.what
 
 
 def test_an_outer_frame_is_never_the_raise_site_of_an_assert_its_inner_frame_prints():
@@ -978,10 +988,38 @@ def test_a_message_that_names_a_setting_by_path_names_the_key_its_releases_keep(
     found = diagnose(log)
     (failure,) = found.failures
     assert failure.site.site.file == "verl/workers/rollout/vllm_rollout/bucketed_weight_transfer.py"
-    assert [(c.key, c.fix) for c in found.causes] == [
-        ("actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes", None)]
+    key = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
+    # 151936 x 4096 float32 is 2374 MiB: the next power of two holds it
+    assert [(c.key, c.fix) for c in found.causes] == [(key, f"{key}=4096")]
     hccl = log.split("\n")[0] + "\n"  # the same first sentence, in the checkpoint engines' files
     assert "no longer has" not in str(diagnose(hccl).failures[0].verdict.what)
+
+
+def test_a_bucket_in_megabytes_holds_the_tensor_the_message_prints():
+    from verl_mindspeed.doctor._values import bucket_fix, tensor_megabytes
+
+    key = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
+    assert tensor_megabytes("w(torch.Size([151936, 4096]), torch.bfloat16)") == 1187.0
+    assert bucket_fix(key, "w(torch.Size([151936, 4096]), torch.bfloat16) is too large") == f"{key}=2048"
+    assert bucket_fix(key, "w(torch.Size([1024, 1024]), torch.float32) is too large") == f"{key}=4"
+    assert bucket_fix(key, "a(torch.Size([8]), torch.float32) b(torch.Size([9]), torch.float32)") is None
+    assert bucket_fix(key, "too large to fit in the bucket") is None  # no tensor printed: no size to hold
+    assert bucket_fix("actor_rollout_ref.rollout.gpu_memory_utilization", "w(torch.Size([8]), torch.int8)") is None
+
+
+def test_a_limit_reached_is_lifted_by_the_value_verls_config_documents_as_no_limit():
+    """DAPO's cap on generation batches (verl#1108): verl's ppo_trainer.yaml documents "non-positive values mean no
+    upper limit", so the line is 0; a message that prints the limit without reaching it gets no line."""
+    require("verl")
+    from verl_mindspeed.doctor._values import unlimited
+
+    key = "algorithm.filter_groups.max_num_gen_batches"
+    assert unlimited(key) == "0"
+    assert unlimited("actor_rollout_ref.rollout.multi_turn.max_assistant_turns") == "null"
+    assert unlimited("actor_rollout_ref.rollout.gpu_memory_utilization") is None
+    log = "ValueError: num_gen_batches=10 >= max_num_gen_batches=10. Generated too many. Please check your data.\n"
+    assert [(c.key, c.fix) for c in diagnose(log).causes] == [(key, f"{key}=0")]
+    assert [c.fix for c in diagnose("ValueError: bad data shape with max_num_gen_batches=10\n").causes] == [None]
 
 
 def test_a_dotted_name_that_is_no_verl_setting_points_at_nothing():

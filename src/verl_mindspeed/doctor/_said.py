@@ -22,6 +22,7 @@ from ._log import Raised
 from ._replay import Replay, launch_value
 from ._sites import Match
 from ._solve import int_of
+from ._values import bucket_fix, unlimited
 from ._verl import engine_arguments, releases_with
 
 _ADVISED = re.compile(r"\b(?:[Ss]et|[Uu]se|[Pp]ass|[Aa]dd|[Tt]ry|[Ss]pecify)\s+(?:the\s+)?[`'\"]"
@@ -98,6 +99,8 @@ _SIZES = {"TP": "tensor_model_parallel_size", "PP": "pipeline_model_parallel_siz
           "VPP": "virtual_pipeline_model_parallel_size"}
 
 
+#: A count that reached its limit ("num_gen_batches=10 >= max_num_gen_batches=10. Generated too many").
+_REACHED = re.compile(r">=|\b(?:exceed(?:s|ed)?|reached|too many|more than)\b", re.I)
 _PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3} ?\* ?){1,5}[A-Z]{2,3}) ?\( ?(?P<values>\d+(?: ?\* ?\d+){1,5})")
 _WORLD = re.compile(r"\b(?P<n>\d+) (?:GPUs|NPUs|devices|ranks)\b|\bworld[ _]size (?:\(|=|of |is )?(?P<n2>\d+)", re.I)
 
@@ -214,7 +217,7 @@ def pointed(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
     value verl derives from it): that setting, the upstream code's own pointer. The path names the one key ending
     with it in the releases that raise there; where those releases keep the setting elsewhere (verl 0.7.1 moved it
     under ``rollout.checkpoint_engine``, the message kept the old name), the one key of that name they have. No
-    line: the message prints no value that would pass."""
+    line, unless the message prints the tensor a size in megabytes must hold (:func:`._values.bucket_fix`)."""
     if site is None or site.site.package != "verl":
         return None  # another package's dotted words are its code (megatron's "tensor.data"), not verl's settings
     raising = set(site.releases)
@@ -230,7 +233,8 @@ def pointed(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
         return None
     what = tr("{type}: {message} (the message names the setting: {keys})", type=raised.type,
               message=raised.first_line[:160], keys=", ".join(found))
-    return Verdict("override", what, [Cause(k) for k in found], tuple(k.rsplit(".", 1)[-1] for k in found), "possible")
+    causes = [Cause(k, bucket_fix(k, raised.message)) for k in found]  # a size to hold the tensor it prints
+    return Verdict("override", what, causes, tuple(k.rsplit(".", 1)[-1] for k in found), "possible")
 
 
 def named(raised: Raised, site: Optional[Match], verl_version: Optional[str] = None) -> Optional[Verdict]:
@@ -238,9 +242,9 @@ def named(raised: Raised, site: Optional[Match], verl_version: Optional[str] = N
     arguments verl passes them as (``max_num_batched_tokens (8192) is smaller than max_model_len (9216)``,
     ``tensor parallel size (8)``): those keys, possible causes. Where the message says one is smaller than the
     other, the first moved up to the second is its own advice; where a printed number must be divisible by a setting,
-    the setting's largest value that divides both. Only names specific enough to be verl's (two underscores at
-    least: not ``num_workers`` or ``max_length``, which torch and others print too, or an argument verl's rollout
-    passes), and no model fact."""
+    the setting's largest value that divides both; a limit reached, the value verl documents as no limit. Only names
+    specific enough to be verl's (two underscores at least: not ``num_workers`` or ``max_length``, which torch and
+    others print too, or an argument verl's rollout passes), and no model fact."""
     if site is not None:
         return None
     message = raised.message[:20000]
@@ -258,6 +262,9 @@ def named(raised: Raised, site: Optional[Match], verl_version: Optional[str] = N
     for leaf, key in keys.items():
         fix = f"{key}={smaller.group('y')}" if smaller and smaller.group("a") == leaf and \
             smaller.group("b") in keys else (f"{key}={divisor[leaf]}" if leaf in divisor else None)
+        lifted = unlimited(key, verl_version) if fix is None and (printed.get(leaf, ("", None))[1] or 0) > 0 \
+            and _REACHED.search(message) else None
+        fix = fix or (f"{key}={lifted}" if lifted is not None else None)  # a limit reached: verl's "no limit" value
         if all(c.key != key for c in causes):
             causes.append(Cause(key, fix))
     what = tr("{type}: {message} (raised by code no index here holds; the message prints {keys})", type=raised.type,

@@ -33,7 +33,8 @@ from ._replay import Replay, launch_value
 from ._said import advised, data_file, passed_twice
 from ._sites import Match, relative
 from ._solve import int_of
-from ._verl import release, rollout_engines, sections_of
+from ._values import lowered
+from ._verl import default, release, rollout_engines, sections_of
 
 #: Code paths a launch switch selects: (frame path parts, keys, the value that avoids the path, what the path is).
 _SWITCHED = (
@@ -162,14 +163,14 @@ def _memory(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> 
     if not any(part in where for part in _ROLLOUT_ALLOC):
         return None
     written = launch_value(launch, MEMORY_KEY)
-    try:
-        lower = max(0.1, round(float(written) - 0.1, 2)) if written else None
-        fix = f"{MEMORY_KEY}={lower}" if lower is not None and lower < float(written) else None
-    except ValueError:
-        fix = None
+    share = written if written is not None else default(MEMORY_KEY)
+    fix = f"{MEMORY_KEY}={lowered(share)}" if lowered(share) is not None else None
     what = tr("the device ran out of memory in the rollout engine's allocator ({message}): the rollout keeps a static "
               "share of the device ({key}); lowering it leaves training more", message=raised.first_line[:160],
               key=MEMORY_KEY)
+    if fix is not None and written is None:  # no launch value: the line lowers verl's default
+        what = tr("{what} (the line lowers verl's default {value}; where the launch sets a lower share, lower that)",
+                  what=what, value=share)
     return Verdict("resource", what, [Cause(MEMORY_KEY, fix)], (MEMORY_KEY.rsplit(".", 1)[-1],), "possible")
 
 
