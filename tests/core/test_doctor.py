@@ -763,6 +763,18 @@ def test_a_message_quoted_alone_without_its_type_is_read_but_a_log_is_not_its_se
     assert diagnose(chatter).exit_code == 2
 
 
+def test_a_log_that_reports_an_error_without_an_exception_holds_a_failure():
+    """A device's or Ray's error line with no Python exception (a cut log): the log holds a failure the doctor cannot
+    place (exit 1), not an unusable log (2); a log that reports no error is still unusable."""
+    for line in ("CUDA error: an illegal memory access was encountered",
+                 "(raylet) [2025-01-01 00:00:00] Unable to register worker with raylet",
+                 "[rank0]: RuntimeError copy_d2d NPU function error: ... error code is 507001"):
+        found = diagnose(f"INFO start\n{line}\nINFO stop\n")
+        assert found.exit_code == 1 and not found.causes and found.failures[0].raised.type == "Error"
+    assert diagnose("INFO step 1 loss 0.3\nINFO step 2 loss 0.2\n").exit_code == 2
+    assert diagnose("INFO the error rate is falling\n").exit_code == 2  # the word alone is no error report
+
+
 def test_what_the_second_review_found_gives_no_wrong_line(tmp_path, capsys):
     """Each of these once gave a wrong key or line, or lost the diagnosis."""
     require("verl")

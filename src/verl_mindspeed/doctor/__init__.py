@@ -83,7 +83,7 @@ def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[L
              upstream: Optional[Callable] = None, **options: Any) -> Diagnosis:
     """The diagnosis of a log; ``argv``/``source`` the launch that failed (replayed by ``check`` with ``options``:
     ``verl_version``, ``release``, ``model_config``...; ``upstream`` adds ``check --upstream``'s run to the replay)."""
-    found = exceptions(text) or _known_lines(text) or _quoted(text)
+    found = exceptions(text) or _known_lines(text) or _quoted(text) or _error_lines(text)
     logged = logged_launch(text) if argv is None and found else None
     if logged is not None:  # Hydra printed the launch's overrides: replay them (a Megatron key: verl's Megatron config)
         argv = (["--config-name=ppo_megatron_trainer"] if any(".megatron." in a or a.endswith("strategy=megatron")
@@ -121,6 +121,24 @@ def _quoted(text: str) -> list[Raised]:
     return [Raised("Error", line.strip()[:2000], [], stream, number) for stream, line, number in lines
             if _FAILED_RULE.search(line[:2000]) and _VALUE.search(line[:2000])
             and not line.lstrip().startswith(("#", "File ", "[..."))][:2]
+
+
+#: A line that reports an error with no Python exception: a device's, a runtime's, a launcher's.
+_ERROR_LINE = re.compile(r"\b(?:CUDA error|NPU (?:function )?error|error code(?: is)?:? \d+|Invalid device|"
+                         r"Unable to register|is not (?:available|visible))\b|\b(?:[Ee]rror|ERROR):")
+
+
+def _error_lines(text: str) -> list[Raised]:
+    """A log with no exception at all that still reports an error (``CUDA error: an illegal memory access``, Ray's
+    ``Unable to register worker with raylet``): its first two such lines, untyped. The log holds a failure; where
+    nothing places it, the doctor says so (exit 1) rather than calling the log unusable."""
+    out = []
+    for stream, line, number in clean(text)[:20000]:
+        if _ERROR_LINE.search(line[:2000]) and not line.lstrip().startswith(("#", "File ", "[...")):
+            out.append(Raised("Error", line.strip().strip("`\"“”'").strip()[:2000], [], stream, number))
+            if len(out) == 2:
+                break
+    return out
 
 
 def _one(raised: Raised, launch: Optional[Replay], options: dict, appends: dict[str, str]) -> Failure:
