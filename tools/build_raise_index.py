@@ -18,6 +18,9 @@ Every ``raise X(message)`` and ``assert cond, message`` in the sources of each r
 - the condition itself (``k``) and whether it raises when the condition is false (``w``: an ``assert``, or an
   ``else`` branch) or true (an ``if``), so that values read off a message can be put back into it.
 
+Beside the sites (``caught``): each call a function makes inside a ``try`` that catches a named exception type, with
+the releases that do so (``tools/_caught.py``), so that a failure a later release stops there is told apart.
+
 Sources: MindSpeed's release archives and Megatron-LM's ``megatron/training`` (``--upstream``), Megatron-Bridge's
 archives there; megatron-core 0.12.1, 0.15.3, 0.16.1 and 0.18.2, Megatron-Bridge 0.4.1, mbridge 0.15.1, verl 0.5.0
 to 0.9.1, Hydra and OmegaConf as PyPI wheels (``pip download``, once, cached under ``~/.cache/verl-mindspeed``).
@@ -43,6 +46,9 @@ from typing import Iterable, Iterator, Optional
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 from verl_mindspeed.doctor._sites import keywords  # noqa: E402 - the doctor's lookup word, written once here
+
+sys.path.insert(0, str(ROOT / "tools"))
+from _caught import caught_of  # noqa: E402
 
 OUT = ROOT / "src" / "verl_mindspeed" / "catalog" / "data" / "raise_sites.json.gz"
 CACHE = Path.home() / ".cache" / "verl-mindspeed" / "wheels"
@@ -395,10 +401,16 @@ def sites_of(text: str) -> list[dict]:
 def build(upstream: Path, wheels: bool = True) -> dict:
     """The index of every source (``wheels=False``: the archives in ``upstream`` alone, nothing downloaded)."""
     merged: dict[tuple, dict] = {}
+    caught: dict[tuple, dict] = {}
     built_from = []
     for package, release, files in sources(upstream, wheels):
         count = 0
         for rel, text in files:
+            for call in caught_of(text):
+                key = (package, rel, call["fn"], call["call"], tuple(call["x"]), call.get("m"))
+                entry = caught.setdefault(key, {"p": package, "f": rel, "fn": call["fn"], "call": call["call"],
+                                                "x": call["x"], "r": {}, **({"m": call["m"]} if "m" in call else {})})
+                entry["r"].setdefault(release, call["line"])
             for site in sites_of(text):
                 key = (package, rel, site["fn"], site["x"], tuple(site["t"]), tuple(site["v"]))
                 entry = merged.setdefault(key, {"p": package, "f": rel, "fn": site["fn"], "x": site["x"],
@@ -418,7 +430,8 @@ def build(upstream: Path, wheels: bool = True) -> dict:
     for site, keyword in zip(sites, keywords([s["t"] for s in sites])):
         if keyword:  # the word a message is looked up by (the doctor's own rule: verl_mindspeed.doctor._sites)
             site["kw"] = keyword
-    return {"format": 1, "built_from": built_from, "sites": sites}
+    calls = sorted(caught.values(), key=lambda e: (e["p"], e["f"], e["fn"], e["call"], e["x"], e.get("m", "")))
+    return {"format": 1, "built_from": built_from, "sites": sites, "caught": calls}
 
 
 def dump(index: dict) -> bytes:

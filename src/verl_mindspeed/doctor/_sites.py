@@ -88,8 +88,14 @@ class Match:
 
 
 @lru_cache(maxsize=1)
+def index() -> dict:
+    """The index as written: ``sites``, and ``caught`` (the calls each release makes inside a try that keeps a
+    named exception type)."""
+    return json.loads(gzip.decompress(INDEX.read_bytes()).decode("utf-8"))
+
+
 def _raw() -> list[dict]:
-    return json.loads(gzip.decompress(INDEX.read_bytes()).decode("utf-8"))["sites"]
+    return index()["sites"]
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,47 @@
+"""The shipped raise-site index holds what the upstream archives give: rebuilt here from MindSpeed's branches,
+Megatron-LM's ``megatron/training`` and Megatron-Bridge's archives (no download), each raise site and each call made
+inside a try is in the shipped index with the same line in each of those releases."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import sources
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _builder():
+    spec = importlib.util.spec_from_file_location("build_raise_index", ROOT / "tools" / "build_raise_index.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _site_key(e: dict) -> tuple:
+    return e["p"], e["f"], e["fn"], e["x"], tuple(e["t"]), tuple(e["v"])
+
+
+def _call_key(e: dict) -> tuple:
+    return e["p"], e["f"], e["fn"], e["call"], tuple(e["x"]), e.get("m")
+
+
+def test_the_shipped_index_holds_what_the_upstream_archives_give():
+    up = sources.upstream_dir()
+    if up is None or not any(up.glob("mindspeed-*.tar.gz")):
+        if sources.required():
+            pytest.fail(f"upstream archives missing in {up or 'no folder'}")
+        pytest.skip(f"upstream archives missing in {up or 'no folder'}: the index cannot be rebuilt")
+    builder = _builder()
+    rebuilt = builder.build(up, wheels=False)
+    shipped = json.loads(gzip.decompress(builder.OUT.read_bytes()).decode("utf-8"))
+    for part, key in (("sites", _site_key), ("caught", _call_key)):
+        have = {key(e): e["r"] for e in shipped[part]}
+        lost = [k for e in rebuilt[part] for k in [key(e)]
+                if k not in have or any(have[k].get(r) != line for r, line in e["r"].items())]
+        assert rebuilt[part] and not lost, \
+            f"{len(lost)} {part} differ (first: {lost[:2]}): run tools/build_raise_index.py"
