@@ -39,6 +39,7 @@ from ._config import (
     refused_override,
 )
 from ._fix import helpless
+from ._later import fixed_later
 from ._log import Raised, clean, exceptions, roots
 from ._replay import Replay, clears, replay
 from ._said import named, pointed
@@ -213,6 +214,8 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     verdict = explain(raised, site, launch) or not_the_launch(raised, site)
     if verdict.kind == "upstream":  # a condition on values verl derives, where the message names the setting
         verdict = pointed(raised, site) or verdict
+    if verdict.kind in ("upstream", "unknown"):  # a call later releases make inside a try that keeps this raise
+        verdict = fixed_later(raised) or verdict
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure
     return (named(raised, site, options.get("verl_version")) or verdict) if verdict.kind == "unknown" else verdict
 

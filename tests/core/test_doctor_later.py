@@ -1,0 +1,81 @@
+"""A failure a later release stops: the index's calls made inside a try, and the doctor's version-skew verdict."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from verl_mindspeed.doctor import diagnose
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _caught():
+    spec = importlib.util.spec_from_file_location("_caught", ROOT / "tools" / "_caught.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.caught_of
+
+
+SOURCE = '''
+def get_full_args():
+    try:
+        full_args = get_args()
+    except ImportError:
+        full_args = fallback()
+    except AssertionError as e:
+        if 'args is not initialized.' in str(e):
+            full_args = fallback()
+        else:
+            raise e
+    return full_args
+
+
+def logged():
+    try:
+        run()
+    except ValueError:
+        log()
+        raise
+
+
+def broad():
+    try:
+        run()
+    except Exception:
+        pass
+'''
+
+
+def test_the_index_keeps_calls_made_inside_a_try_that_keeps_a_named_type():
+    found = {(c["fn"], c["call"], tuple(c["x"]), c.get("m")) for c in _caught()(SOURCE)}
+    assert ("get_full_args", "get_args", ("ImportError",), None) in found
+    assert ("get_full_args", "get_args", ("AssertionError",), "args is not initialized.") in found
+    assert not [f for f in found if f[0] in ("logged", "broad")]  # a handler that raises again, or keeps anything
+
+
+#: verl#2932: verl's Megatron worker calls MindSpeed's repatch before Megatron's arguments exist.
+FRAMES = ('Traceback (most recent call last):\n'
+          '  File "/verl/verl/workers/megatron_workers.py", line 180, in __init__\n'
+          '    repatch(self.config.actor.megatron.get("override_transformer_config", {}))\n'
+          '  File "/workspace/MindSpeed/mindspeed/megatron_adaptor.py", line 63, in repatch\n'
+          '    full_args = get_full_args()\n'
+          '  File "/workspace/MindSpeed/mindspeed/args_utils.py", line 58, in get_full_args\n'
+          '    full_args = get_args()\n'
+          '  File "/env/megatron/training/global_vars.py", line 25, in get_args\n'
+          "    _ensure_var_is_initialized(_GLOBAL_ARGS, 'args')\n"
+          '  File "/env/megatron/training/global_vars.py", line 247, in _ensure_var_is_initialized\n'
+          "    assert var is not None, '{} is not initialized.'.format(name)\n")
+
+
+def test_a_raise_later_releases_keep_at_a_call_it_passed_through_is_the_installed_releases():
+    (failure,) = diagnose(FRAMES + "AssertionError: args is not initialized.\n").failures
+    what = str(failure.verdict.what)
+    assert failure.verdict.kind == "version-skew" and not failure.verdict.causes
+    assert "get_full_args" in what and "26.1.0_core_r0.12.1" in what and "master" in what
+    # their handler keeps only that message: another one passes through them too
+    (other,) = diagnose(FRAMES + "AssertionError: timers is not initialized.\n").failures
+    assert other.verdict.kind != "version-skew"
+    # a type they do not keep there
+    (typed,) = diagnose(FRAMES + "RuntimeError: args is not initialized.\n").failures
+    assert typed.verdict.kind != "version-skew"
