@@ -46,6 +46,10 @@ VALID = [
            O + "noop_layers": [0, 3]}, id="pp-uneven-noop"),
     param({M + "tensor_model_parallel_size": 2, O + "use_ascend_mc2": True}, id="mc2"),
     param({O + "fused_permute_and_unpermute": True, O + "attention_backend": "fused"}, id="alias"),
+    param({O + "moe_router_topk": 1, O + "moe_router_pre_softmax": True, O + "num_moe_experts": 4,
+           O + "add_bias_linear": False}, id="topk1-pre-softmax"),
+    param({O + "moe_router_topk": 1, O + "moe_router_score_function": "sigmoid", O + "num_moe_experts": 4,
+           O + "add_bias_linear": False}, id="topk1-sigmoid"),
 ]
 
 
@@ -67,6 +71,8 @@ INVALID = [
            O + "moe_grouped_gemm": False},
           "recompute-modules",
           id="moe-act"),
+    param({O + "moe_router_topk": 1, O + "moe_router_score_function": "softmax", O + "num_moe_experts": 4,
+           O + "add_bias_linear": False}, "moe-topk1-pre-softmax", id="topk1-softmax"),
     param({O + "sequence_parallel": True}, "sp-requires-tp", id="sp-tp1"),
     param({M + "pipeline_model_parallel_size": 2, O + "num_layers_in_first_pipeline_stage": 1,
            O + "num_layers_in_last_pipeline_stage": 1}, "uneven-pp-needs-middle", id="pp2-both-uneven"),

@@ -205,3 +205,17 @@ def test_batch_mini_not_divisible_by_dp_even_with_dynamic_bsz():
         "actor_rollout_ref.actor.ppo_mini_batch_size",
         "actor_rollout_ref.actor.ppo_mini_batch_size x actor_rollout_ref.rollout.n = 6 x 1 = 6 requires a multiple "
         "of the actor's data-parallel size 8")]
+
+
+def test_a_top1_router_is_refused_for_the_softmax_router_the_model_has():
+    """Qwen3-30B-A3B's converter builds a softmax router: top-1 without pre-softmax is megatron-core's refusal.
+    Moonlight (MLA, DeepSeek's converter) builds a sigmoid router with pre-softmax: top-1 passes."""
+    from verl_mindspeed.rules.router import topk1_pre_softmax
+
+    top1 = role({"moe_router_topk": 1})
+    assert lines(topk1_pre_softmax, top1, QWEN3_30B) == [(
+        "error", f"{OTC}.moe_router_topk", "moe_router_topk=1 with the softmax router requires "
+        "moe_router_pre_softmax=True (megatron-core: \"Please use --moe-router-pre-softmax when topk is 1\")")]
+    assert lines(topk1_pre_softmax, role({"moe_router_topk": 1, "moe_router_pre_softmax": True}), QWEN3_30B) == []
+    assert lines(topk1_pre_softmax, top1, MOONLIGHT) == []
+    assert lines(topk1_pre_softmax, role(), QWEN3_30B) == []  # the model's own top-8
