@@ -1,13 +1,15 @@
-"""The calls a function makes inside ``try`` blocks that catch a named exception type: read for the raise-site index.
+"""The calls a function makes inside ``try`` blocks that keep a named exception type: read for the raise-site index.
 
 A release whose ``get_full_args`` calls ``get_args()`` inside ``try: ... except AssertionError:`` stops there an
-``AssertionError`` that an older release lets through. The doctor reads a traceback's frames as (caller, callee)
-pairs: where every release that catches the raised type around that call is not the one that ran (the frame's line
-is none of theirs), the failure is that release's, fixed by a newer one.
+``AssertionError`` that an older build lets through. The doctor reads a traceback's frames as (caller, callee)
+pairs: where releases keep the raised type around that call and the others that make the call do not, and the ones
+that keep it are the newer, the release that ran is not one of them and a newer one fixes it.
 
-Only named types count (``except Exception`` or a bare ``except`` is no fix of one failure), and only a handler
-that does not end by raising again; one that keeps only messages with a given text (``if 'args is not initialized.'
-in str(e)``, else raise) records that text.
+A call counts as kept only when every call of that callee in the function is inside a try that keeps the type.
+Only named types count (``except Exception`` or a bare ``except`` is no fix of one failure). A handler keeps what
+it does not raise again: one with no ``raise`` keeps every exception of its types; one that tests the message
+(``if 'args is not initialized.' in str(e): ... else: raise``, or ``if '...' not in str(e): raise``) keeps those
+with that text; any other shape that may raise again keeps nothing that can be told from the source.
 """
 
 from __future__ import annotations
@@ -17,6 +19,18 @@ from typing import Iterator, Optional
 
 #: Handlers that catch anything: no evidence a release meant to stop this failure there.
 _ANY = {"Exception", "BaseException"}
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _walk(nodes: list) -> Iterator[ast.AST]:
+    """The nodes under ``nodes``, not inside a function or class they define."""
+    todo: list[ast.AST] = list(nodes)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, _DEFS):
+            continue
+        yield node
+        todo.extend(ast.iter_child_nodes(node))
 
 
 def _types(handler: ast.ExceptHandler) -> list[str]:
@@ -25,80 +39,82 @@ def _types(handler: ast.ExceptHandler) -> list[str]:
         return []
     items = node.elts if isinstance(node, ast.Tuple) else [node]
     names = [item.attr if isinstance(item, ast.Attribute) else getattr(item, "id", None) for item in items]
-    return [n for n in names if n and n not in _ANY]
+    return sorted(n for n in names if n and n not in _ANY)
 
 
-def _reraises(handler: ast.ExceptHandler) -> bool:
-    return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
+def _raises(nodes: list) -> bool:
+    return any(isinstance(n, ast.Raise) for n in _walk(nodes))
 
 
-def _needs(handler: ast.ExceptHandler) -> Optional[str]:
-    """The text a handler that tests its exception's message needs to keep it (``if 'args is not initialized.' in
-    str(e): ... else: raise``); None when it keeps every exception of its types."""
-    first = handler.body[0] if handler.body else None
-    if not isinstance(first, ast.If) or not first.orelse or not isinstance(first.orelse[-1], ast.Raise):
+def _message_test(test: ast.expr, name: Optional[str]) -> Optional[tuple[str, bool]]:
+    """(text, negated) for ``'text' in str(e)`` / ``'text' not in str(e)`` on the handler's exception ``name``."""
+    if not (name and isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Constant)
+            and isinstance(test.left.value, str) and isinstance(test.ops[0], (ast.In, ast.NotIn))):
         return None
-    test = first.test
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In) and \
-            isinstance(test.left, ast.Constant) and isinstance(test.left.value, str):
-        return test.left.value
-    return ""  # a test of another kind: which messages it keeps is not read here
+    if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(test.comparators[0])):
+        return None
+    return test.left.value, isinstance(test.ops[0], ast.NotIn)
 
 
-def _callee(call: ast.Call) -> Optional[str]:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-
-
-def _calls(body: list[ast.stmt]) -> Iterator[ast.Call]:
-    """The calls a try body makes itself: not inside a function or class it defines."""
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, ast.Call):
-            yield node
-        todo.extend(ast.iter_child_nodes(node))
-
-
-class _Caught(ast.NodeVisitor):
-    def __init__(self) -> None:
-        self.stack: list[str] = []
-        self.found: list[dict] = []
-
-    def visit_FunctionDef(self, node: ast.AST) -> None:  # noqa: N802 - ast's names
-        self.stack.append(node.name)
-        self.generic_visit(node)
-        self.stack.pop()
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
-    visit_ClassDef = visit_FunctionDef  # noqa: N815
-
-    def visit_Try(self, node: ast.Try) -> None:  # noqa: N802
-        kept = [(sorted(_types(h)), _needs(h)) for h in node.handlers if not _reraises(h)]
-        kept = [(types, need) for types, need in kept if types and need != ""]
-        if kept and self.stack:
-            for call in _calls(node.body):
-                callee = _callee(call)
-                for types, need in kept if callee else ():
-                    entry = {"fn": ".".join(self.stack), "call": callee, "x": types, "line": call.lineno}
-                    if need:
-                        entry["m"] = need
-                    self.found.append(entry)
-        self.generic_visit(node)
-
-    visit_TryStar = visit_Try  # noqa: N815
+def _keeps(handler: ast.ExceptHandler) -> Optional[str]:
+    """What a handler keeps: ``""`` every exception of its types, a text those whose message holds it, None
+    nothing that can be told (it may raise again)."""
+    body = handler.body
+    if not _raises(body):
+        return ""
+    first, rest = body[0], body[1:]
+    tested = _message_test(first.test, handler.name) if isinstance(first, ast.If) else None
+    if tested is None:
+        return None
+    text, negated = tested
+    if negated:  # if 'text' not in str(e): raise  -> the rest keeps those with the text
+        return text if _raises(first.body) and not _raises(first.orelse) and not _raises(rest) else None
+    ends = bool(first.body) and isinstance(first.body[-1], ast.Return)
+    if _raises(first.body) or (_raises(rest) and not ends):
+        return None  # the kept branch raises, or falls through to a raise
+    return text
 
 
 def caught_of(text: str) -> list[dict]:
-    """Each call made inside a try block of a function that catches named types, one entry per handler: ``fn``
-    (qualified), ``call`` (the callee's name), ``x`` (the types the handler keeps), ``m`` (the text the exception's
-    message needs for it to be kept, where the handler tests it), ``line``."""
+    """Per function and callee: ``fn`` (qualified), ``call``, ``line`` (its first call), and ``keep``: the
+    (types, text) every call of that callee in the function is kept by (empty when one call is not)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
-    reader = _Caught()
-    reader.visit(tree)
-    return reader.found
+    out: list[dict] = []
+
+    def visit(node: ast.AST, stack: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.extend(_function(child, [*stack, child.name]))
+                visit(child, [*stack, child.name])
+            elif isinstance(child, ast.ClassDef):
+                visit(child, [*stack, child.name])
+            else:
+                visit(child, stack)
+
+    visit(tree, [])
+    return out
+
+
+def _function(function: ast.AST, stack: list[str]) -> list[dict]:
+    kept: dict[int, set[tuple[tuple[str, ...], str]]] = {}  # a call's id -> what keeps it
+    calls: dict[str, list[ast.Call]] = {}
+    for node in _walk(function.body):
+        if isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if callee:
+                calls.setdefault(callee, []).append(node)
+        if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            keeps = {(tuple(t), k) for h in node.handlers for t in [_types(h)] for k in [_keeps(h)]
+                     if t and k is not None}
+            for inner in _walk(node.body) if keeps else ():
+                if isinstance(inner, ast.Call):
+                    kept.setdefault(id(inner), set()).update(keeps)
+    out = []
+    for callee, sites in calls.items():
+        common = set.intersection(*(kept.get(id(c), set()) for c in sites))
+        out.append({"fn": ".".join(stack), "call": callee, "line": min(c.lineno for c in sites),
+                    "keep": sorted(common)})
+    return out

@@ -18,8 +18,9 @@ Every ``raise X(message)`` and ``assert cond, message`` in the sources of each r
 - the condition itself (``k``) and whether it raises when the condition is false (``w``: an ``assert``, or an
   ``else`` branch) or true (an ``if``), so that values read off a message can be put back into it.
 
-Beside the sites (``caught``): each call a function makes inside a ``try`` that catches a named exception type, with
-the releases that do so (``tools/_caught.py``), so that a failure a later release stops there is told apart.
+Beside the sites (``caught``): each call a function makes inside a ``try`` that keeps a named exception type, with
+the releases that do so (``r``) and the releases that make the call without keeping it (``n``; ``tools/_caught.py``),
+so that a failure a newer release stops there is told apart.
 
 Sources: MindSpeed's release archives and Megatron-LM's ``megatron/training`` (``--upstream``), Megatron-Bridge's
 archives there; megatron-core 0.12.1, 0.15.3, 0.16.1 and 0.18.2, Megatron-Bridge 0.4.1, mbridge 0.15.1, verl 0.5.0
@@ -407,10 +408,12 @@ def build(upstream: Path, wheels: bool = True) -> dict:
         count = 0
         for rel, text in files:
             for call in caught_of(text):
-                key = (package, rel, call["fn"], call["call"], tuple(call["x"]), call.get("m"))
-                entry = caught.setdefault(key, {"p": package, "f": rel, "fn": call["fn"], "call": call["call"],
-                                                "x": call["x"], "r": {}, **({"m": call["m"]} if "m" in call else {})})
-                entry["r"].setdefault(release, call["line"])
+                for types, need in call["keep"]:
+                    key = (package, rel, call["fn"], call["call"], types, need)
+                    entry = caught.setdefault(key, {"p": package, "f": rel, "fn": call["fn"], "call": call["call"],
+                                                    "x": list(types), "r": {}, "n": [],
+                                                    **({"m": need} if need else {})})
+                    entry["r"].setdefault(release, call["line"])
             for site in sites_of(text):
                 key = (package, rel, site["fn"], site["x"], tuple(site["t"]), tuple(site["v"]))
                 entry = merged.setdefault(key, {"p": package, "f": rel, "fn": site["fn"], "x": site["x"],
@@ -430,8 +433,26 @@ def build(upstream: Path, wheels: bool = True) -> dict:
     for site, keyword in zip(sites, keywords([s["t"] for s in sites])):
         if keyword:  # the word a message is looked up by (the doctor's own rule: verl_mindspeed.doctor._sites)
             site["kw"] = keyword
+    _unkept(caught, upstream, wheels)
     calls = sorted(caught.values(), key=lambda e: (e["p"], e["f"], e["fn"], e["call"], e["x"], e.get("m", "")))
     return {"format": 1, "built_from": built_from, "sites": sites, "caught": calls}
+
+
+def _unkept(caught: dict[tuple, dict], upstream: Path, wheels: bool) -> None:
+    """A second pass over the files that keep a call somewhere: each entry's ``n``, the releases that make that call
+    without keeping what the entry keeps (the doctor reads which side is newer)."""
+    by_call: dict[tuple, list[dict]] = {}
+    for (package, rel, fn, call, _types, _need), entry in caught.items():
+        by_call.setdefault((package, rel, fn, call), []).append(entry)
+    files = {(package, rel) for package, rel, _fn, _call in by_call}
+    for package, release, sources_ in sources(upstream, wheels):
+        for rel, text in sources_:
+            if (package, rel) not in files:
+                continue
+            for call in caught_of(text):
+                for entry in by_call.get((package, rel, call["fn"], call["call"]), ()):
+                    if release not in entry["r"] and release not in entry["n"]:
+                        entry["n"].append(release)
 
 
 def dump(index: dict) -> bytes:

@@ -31,12 +31,31 @@ def get_full_args():
     return full_args
 
 
+def negated():
+    try:
+        run()
+    except AssertionError as e:
+        if 'not initialized' not in str(e):
+            raise
+        x = 1
+
+
+def returns():
+    try:
+        run()
+    except ValueError as e:
+        if 'bad size' in str(e):
+            return None
+        raise
+
+
 def logged():
     try:
         run()
     except ValueError:
         log()
-        raise
+        if strict:
+            raise
 
 
 def broad():
@@ -44,14 +63,25 @@ def broad():
         run()
     except Exception:
         pass
+
+
+def once_outside():
+    run()
+    try:
+        run()
+    except KeyError:
+        pass
 '''
 
 
 def test_the_index_keeps_calls_made_inside_a_try_that_keeps_a_named_type():
-    found = {(c["fn"], c["call"], tuple(c["x"]), c.get("m")) for c in _caught()(SOURCE)}
-    assert ("get_full_args", "get_args", ("ImportError",), None) in found
-    assert ("get_full_args", "get_args", ("AssertionError",), "args is not initialized.") in found
-    assert not [f for f in found if f[0] in ("logged", "broad")]  # a handler that raises again, or keeps anything
+    keep = {(c["fn"], c["call"]): c["keep"] for c in _caught()(SOURCE)}
+    assert keep["get_full_args", "get_args"] == [(("AssertionError",), "args is not initialized."),
+                                                 (("ImportError",), "")]
+    assert keep["negated", "run"] == [(("AssertionError",), "not initialized")]
+    assert keep["returns", "run"] == [(("ValueError",), "bad size")]
+    # a handler that may raise again, one that keeps anything, a call also made outside the try: nothing kept
+    assert keep["logged", "run"] == keep["broad", "run"] == keep["once_outside", "run"] == []
 
 
 #: verl#2932: verl's Megatron worker calls MindSpeed's repatch before Megatron's arguments exist.
@@ -79,3 +109,19 @@ def test_a_raise_later_releases_keep_at_a_call_it_passed_through_is_the_installe
     # a type they do not keep there
     (typed,) = diagnose(FRAMES + "RuntimeError: args is not initialized.\n").failures
     assert typed.verdict.kind != "version-skew"
+    # the release that ran is one of them (--release): not this
+    (given,) = diagnose(FRAMES + "AssertionError: args is not initialized.\n",
+                        release="26.1.0_core_r0.12.1").failures
+    assert given.verdict.kind != "version-skew"
+
+
+def test_a_raise_another_followed_was_caught_and_is_no_version_skew():
+    """Their handler caught it and raised another while handling it: what the log shows is not a release that lets
+    the first through."""
+    log = (FRAMES + "AssertionError: args is not initialized.\n\nDuring handling of the above exception, another "
+           "exception occurred:\n\nTraceback (most recent call last):\n"
+           '  File "/workspace/MindSpeed/mindspeed/args_utils.py", line 60, in get_full_args\n'
+           "    full_args = get_mindspeed_args()\n"
+           "ValueError: no MindSpeed arguments\n")
+    kinds = [f.verdict.kind for f in diagnose(log).failures]
+    assert kinds and "version-skew" not in kinds

@@ -1,19 +1,23 @@
-"""A failure a later release stops: the raise passed through a call that those releases make inside a ``try``.
+"""A failure a newer release stops: the raise passed through a call that those releases make inside a ``try``.
 
 MindSpeed's ``get_full_args`` called Megatron's ``get_args()`` bare, and verl's Megatron worker, calling
 ``repatch`` before Megatron's arguments exist, failed with "args is not initialized." (verl#2932). MindSpeed
 2.2.0 and every branch since make that call inside ``try: ... except AssertionError`` for that very message. A
 traceback is read as (caller, callee) frame pairs, innermost first: where the index (``caught``, built by
 ``tools/build_raise_index.py``) holds releases of the caller's package that keep the raised type around that call
-(and, where their handler tests the message, this message), the package that ran is not one of them, and one of
-them is the fix. No launch key is at fault.
+(and, where their handler tests the message, this message), and every release that makes the call without keeping
+it is older than those (or there is none), the package that ran is not one of them, and one of them is the fix. A
+raise another exception followed ("During handling of the above exception") was caught: not this. No launch key
+is at fault.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Optional
+from typing import Iterable, Optional
+
+from packaging.version import InvalidVersion, Version
 
 from ..i18n import tr
 from ._blame import Verdict
@@ -21,11 +25,15 @@ from ._log import Raised
 from ._sites import index, relative
 
 #: The built-in classes a handler of a base class keeps as well.
+_OS = ("OSError",)
+_CONNECTION = ("ConnectionError", "OSError")
 _BASES = {"ModuleNotFoundError": ("ImportError",), "KeyError": ("LookupError",), "IndexError": ("LookupError",),
-          "FileNotFoundError": ("OSError",), "PermissionError": ("OSError",), "TimeoutError": ("OSError",),
-          "ConnectionError": ("OSError",), "ZeroDivisionError": ("ArithmeticError",),
-          "OverflowError": ("ArithmeticError",), "NotImplementedError": ("RuntimeError",),
-          "RecursionError": ("RuntimeError",), "UnicodeDecodeError": ("UnicodeError", "ValueError")}
+          "FileNotFoundError": _OS, "PermissionError": _OS, "TimeoutError": _OS, "IsADirectoryError": _OS,
+          "InterruptedError": _OS, "ConnectionError": _OS, "BrokenPipeError": _CONNECTION,
+          "ConnectionRefusedError": _CONNECTION, "ConnectionResetError": _CONNECTION,
+          "ZeroDivisionError": ("ArithmeticError",), "OverflowError": ("ArithmeticError",),
+          "NotImplementedError": ("RuntimeError",), "RecursionError": ("RuntimeError",),
+          "UnboundLocalError": ("NameError",), "UnicodeDecodeError": ("UnicodeError", "ValueError")}
 
 
 @lru_cache(maxsize=1)
@@ -43,22 +51,36 @@ def _order(release: str) -> tuple:
     return (not re.search(r"\d", release), release)
 
 
-def fixed_later(raised: Raised) -> Optional[Verdict]:
-    """The releases that keep ``raised`` at a call its traceback passed through, as a version-skew verdict; None
-    where no release here does."""
+def _newer(keeping: list[str], others: list[str]) -> bool:
+    """Every release that keeps the raise is newer than every one that does not (none, or versions that order)."""
+    if not others:
+        return True
+    try:
+        return min(Version(r) for r in keeping) > max(Version(r) for r in others)
+    except InvalidVersion:  # branch names (MindSpeed's 26.1.0_core_r0.12.1, master): no order to read
+        return False
+
+
+def fixed_later(raised: Raised, ran: Iterable[str] = ()) -> Optional[Verdict]:
+    """The newer releases that keep ``raised`` at a call its traceback passed through, as a version-skew verdict;
+    None where none does, where the raise was caught (another followed it), or where a release known to have run
+    (``ran``: ``--release``, ``--verl-version``) is one of them."""
+    if raised.handled:
+        return None
     kinds = {raised.type, *_BASES.get(raised.type, ())}
     frames = raised.frames
     for (path, _line, function), (_p, _l, callee) in reversed(list(zip(frames, frames[1:]))):
         file = relative(path)
         entries = _by_call().get((file, function, callee), ()) if file else ()
-        keep = [e for e in entries if kinds & set(e["x"]) and e.get("m", "") in raised.message]
+        keep = [e for e in entries if kinds & set(e["x"]) and e.get("m", "") in raised.message
+                and _newer(list(e["r"]), e["n"]) and not set(ran) & set(e["r"])]
         if not keep:
             continue
         package = keep[0]["p"]
         releases = sorted({r for e in keep if e["p"] == package for r in e["r"]}, key=_order)
         what = tr("{type} passed through {function} ({file}) at its call of {callee}; {package} {releases} keep it "
-                  "there: the {package} that ran is not one of them (an older build, or a branch without that fix), "
-                  "and one of them fixes this. No launch key is at fault", type=raised.type, function=function,
+                  "there: the {package} that ran is not one of them (a build or branch without that fix), and one of "
+                  "them fixes this. No launch key is at fault", type=raised.type, function=function,
                   file=file, callee=callee, package=package, releases=", ".join(releases))
         return Verdict("version-skew", what, certainty="likely")
     return None

@@ -100,6 +100,9 @@ class Raised:
     """The type a Ray wrapper names: ``RayTaskError(AssertionError)``."""
     code: Optional[str] = None
     """The code line the innermost frame prints (``assert self.lr_decay_steps > 0``), where the log shows it."""
+    handled: bool = False
+    """Another exception followed it in the same print ("During handling of the above exception..."): some frame
+    of its traceback caught it."""
 
     @property
     def first_line(self) -> str:
@@ -166,6 +169,8 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
             continue
         if any(stripped.startswith(c) for c in _CHAIN):
             pending_chain = True
+            if found:  # the raise just read was caught: what followed was raised while handling it
+                found[-1] = replace(found[-1], handled=True)
             i += 1
             continue
         frame = _FRAME.match(line)
