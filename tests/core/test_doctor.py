@@ -772,7 +772,13 @@ def test_a_log_that_reports_an_error_without_an_exception_holds_a_failure():
         found = diagnose(f"INFO start\n{line}\nINFO stop\n")
         assert found.exit_code == 1 and not found.causes and found.failures[0].raised.type == "Error"
     assert diagnose("INFO step 1 loss 0.3\nINFO step 2 loss 0.2\n").exit_code == 2
-    assert diagnose("INFO the error rate is falling\n").exit_code == 2  # the word alone is no error report
+    for chatter in ("INFO the error rate is falling", "WARNING: apex is not available, using torch",
+                    "[HCCL] init done, error code: 0", "No error: all fine", "step:1 - val/error: 0.25"):
+        assert diagnose(chatter + "\n").exit_code == 2, chatter  # a warning, a success code, a metric
+    # the run's fatal line comes last, after start-up warnings and a long log
+    log = "apex is not available\nERROR: Transformer Engine missing\n" + "INFO step\n" * 20005 + \
+        "CUDA error: an illegal memory access was encountered\n"
+    assert diagnose(log).failures[-1].raised.message.startswith("CUDA error")
 
 
 def test_what_the_second_review_found_gives_no_wrong_line(tmp_path, capsys):
@@ -1032,6 +1038,11 @@ def test_a_limit_reached_is_lifted_by_the_value_verls_config_documents_as_no_lim
     log = "ValueError: num_gen_batches=10 >= max_num_gen_batches=10. Generated too many. Please check your data.\n"
     assert [(c.key, c.fix) for c in diagnose(log).causes] == [(key, f"{key}=0")]
     assert [c.fix for c in diagnose("ValueError: bad data shape with max_num_gen_batches=10\n").causes] == [None]
+    # a limit that is too large, or a comparison of other counts, is not the limit reached
+    assert [c.fix for c in diagnose("ValueError: max_num_gen_batches=10 is more than the number of batches in the "
+                                    "dataset (4)\n").causes] == [None]
+    assert [c.fix for c in diagnose("RuntimeError: max_num_gen_batches (10) reached without a full batch\n").causes] \
+        == [f"{key}=0"]
 
 
 def test_a_dotted_name_that_is_no_verl_setting_points_at_nothing():

@@ -124,22 +124,26 @@ def _quoted(text: str) -> list[Raised]:
             and not line.lstrip().startswith(("#", "File ", "[..."))][:2]
 
 
-#: A line that reports an error with no Python exception: a device's, a runtime's, a launcher's.
-_ERROR_LINE = re.compile(r"\b(?:CUDA error|NPU (?:function )?error|error code(?: is)?:? \d+|Invalid device|"
-                         r"Unable to register|is not (?:available|visible))\b|\b(?:[Ee]rror|ERROR):")
+#: A line that reports an error with no Python exception: a device's, a runtime's, a launcher's (not a warning that
+#: something is not available, not a success code, not a metric named error).
+_ERROR_LINE = re.compile(r"\b(?:CUDA error|NPU (?:function )?error|Invalid device|Unable to register worker)\b|"
+                         r"\berror code(?: is)?:? [1-9]\d*|"
+                         r"\b(?:NPU|GPU|CUDA|devices?)\b[^.]{0,40}\bis not (?:available|visible)\b|"
+                         r"(?:^|[\s\[\]>|])(?:[A-Z][A-Za-z]*Error|ERROR|Error)(?:\]|:\s)")
+#: A warning that speaks of an error ("WARNING ... will raise a TypeError: ..."): no failure.
+_WARNING = re.compile(r"\b(?:WARN(?:ING)?|[A-Z]\w*Warning)\b")
 
 
 def _error_lines(text: str) -> list[Raised]:
     """A log with no exception at all that still reports an error (``CUDA error: an illegal memory access``, Ray's
-    ``Unable to register worker with raylet``): its first two such lines, untyped. The log holds a failure; where
-    nothing places it, the doctor says so (exit 1) rather than calling the log unusable."""
-    out = []
-    for stream, line, number in clean(text)[:20000]:
-        if _ERROR_LINE.search(line[:2000]) and not line.lstrip().startswith(("#", "File ", "[...")):
-            out.append(Raised("Error", line.strip().strip("`\"“”'").strip()[:2000], [], stream, number))
-            if len(out) == 2:
-                break
-    return out
+    ``Unable to register worker with raylet``): its last two such lines, untyped (a run's fatal error comes last).
+    The log holds a failure; where nothing places it, the doctor says so (exit 1) rather than calling the log
+    unusable."""
+    out = [Raised("Error", line.strip().strip("`\"“”'").strip()[:2000], [], stream, number)
+           for stream, line, number in clean(text)[-20000:]
+           if _ERROR_LINE.search(line[:2000]) and not _WARNING.search(line[:2000])
+           and not line.lstrip().startswith(("#", "File ", "[..."))]
+    return out[-2:]
 
 
 def _one(raised: Raised, launch: Optional[Replay], options: dict, appends: dict[str, str]) -> Failure:
@@ -215,7 +219,7 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     if verdict.kind == "upstream":  # a condition on values verl derives, where the message names the setting
         verdict = pointed(raised, site) or verdict
     if verdict.kind in ("upstream", "unknown"):  # a call later releases make inside a try that keeps this raise
-        verdict = fixed_later(raised) or verdict
+        verdict = fixed_later(raised, filter(None, (options.get("release"), options.get("verl_version")))) or verdict
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure
     return (named(raised, site, options.get("verl_version")) or verdict) if verdict.kind == "unknown" else verdict
 

@@ -99,8 +99,14 @@ _SIZES = {"TP": "tensor_model_parallel_size", "PP": "pipeline_model_parallel_siz
           "VPP": "virtual_pipeline_model_parallel_size"}
 
 
-#: A count that reached its limit ("num_gen_batches=10 >= max_num_gen_batches=10. Generated too many").
-_REACHED = re.compile(r">=|\b(?:exceed(?:s|ed)?|reached|too many|more than)\b", re.I)
+def _reached(message: str, leaf: str) -> bool:
+    """The message says a count reached the limit ``leaf`` (``num_gen_batches=10 >= max_num_gen_batches=10``,
+    ``max_num_gen_batches (10) reached``, ``exceeded max_num_gen_batches``): ``leaf`` is the limit side."""
+    name = re.escape(leaf)
+    return bool(re.search(rf">=?\s*{name}\b|\b{name}\b\s*(?:[=:(]\s*\d+\)?\s*)?(?:(?:was|has been|is) )?"
+                          rf"(?:reached|exceeded)\b|\b(?:reached|exceed(?:s|ed)?)\s+(?:the\s+)?{name}\b", message))
+
+
 _PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3} ?\* ?){1,5}[A-Z]{2,3}) ?\( ?(?P<values>\d+(?: ?\* ?\d+){1,5})")
 _WORLD = re.compile(r"\b(?P<n>\d+) (?:GPUs|NPUs|devices|ranks)\b|\bworld[ _]size (?:\(|=|of |is )?(?P<n2>\d+)", re.I)
 
@@ -263,7 +269,7 @@ def named(raised: Raised, site: Optional[Match], verl_version: Optional[str] = N
         fix = f"{key}={smaller.group('y')}" if smaller and smaller.group("a") == leaf and \
             smaller.group("b") in keys else (f"{key}={divisor[leaf]}" if leaf in divisor else None)
         lifted = unlimited(key, verl_version) if fix is None and (printed.get(leaf, ("", None))[1] or 0) > 0 \
-            and _REACHED.search(message) else None
+            and _reached(message, leaf) else None
         fix = fix or (f"{key}={lifted}" if lifted is not None else None)  # a limit reached: verl's "no limit" value
         if all(c.key != key for c in causes):
             causes.append(Cause(key, fix))
