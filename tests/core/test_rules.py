@@ -251,14 +251,15 @@ CASES = [
      "error", O + "moe_token_dispatcher_type",
      "fused permute/unpermute and moe_token_dispatcher_type=allgather cannot be combined",
      {O + "moe_permute_fusion": True}, {}),
-    ("moe-topk1-pre-softmax", {O + "moe_router_topk": 1, O + "moe_router_score_function": "softmax"}, "error",
+    ("moe-topk1-pre-softmax", {O + "moe_router_topk": 1, O + "moe_router_score_function": "softmax",
+                               O + "moe_router_pre_softmax": False}, "error",
      O + "moe_router_topk", "moe_router_topk=1 with the softmax router requires moe_router_pre_softmax=True "
      "(megatron-core: \"Please use --moe-router-pre-softmax when topk is 1\")",
-     {O + "moe_router_topk": 1, O + "moe_router_pre_softmax": True}, {}),
+     {O + "moe_router_topk": 1, O + "moe_router_score_function": "softmax", O + "moe_router_pre_softmax": True}, {}),
     ("moe-topk1-pre-softmax", {O + "moe_router_topk": 1}, "warning", O + "moe_router_topk",
      "moe_router_topk=1 with the softmax router requires moe_router_pre_softmax=True (megatron-core: \"Please use "
-     "--moe-router-pre-softmax when topk is 1\"), unless the model's router uses sigmoid scores (give --model-config "
-     "to know)", {O + "moe_router_topk": 1, O + "moe_router_score_function": "sigmoid"}, {}),
+     "--moe-router-pre-softmax when topk is 1\"), unless the model's config path sets a sigmoid router or "
+     "pre-softmax (give --model-config to know)", {O + "moe_router_topk": 1, O + "moe_router_pre_softmax": True}, {}),
     ("moe-pad-needs-capacity", {O + "moe_pad_expert_input_to_capacity": True}, "error",
      O + "moe_pad_expert_input_to_capacity",
      "moe_pad_expert_input_to_capacity=True requires moe_expert_capacity_factor",

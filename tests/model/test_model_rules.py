@@ -208,8 +208,12 @@ def test_batch_mini_not_divisible_by_dp_even_with_dynamic_bsz():
 
 
 def test_a_top1_router_is_refused_for_the_softmax_router_the_model_has():
-    """Qwen3-30B-A3B's converter builds a softmax router: top-1 without pre-softmax is megatron-core's refusal.
-    Moonlight (MLA, DeepSeek's converter) builds a sigmoid router with pre-softmax: top-1 passes."""
+    """Qwen3-30B-A3B's config paths build a softmax router without pre-softmax: top-1 is megatron-core's refusal.
+    Qwen2-MoE's set pre-softmax, and Moonlight's (DeepSeek-V3's) a sigmoid router: top-1 passes. An architecture no
+    path is listed for gets the warning."""
+    from dataclasses import replace
+
+    from verl_mindspeed.rules._base import Context
     from verl_mindspeed.rules.router import topk1_pre_softmax
 
     top1 = role({"moe_router_topk": 1})
@@ -219,3 +223,7 @@ def test_a_top1_router_is_refused_for_the_softmax_router_the_model_has():
     assert lines(topk1_pre_softmax, role({"moe_router_topk": 1, "moe_router_pre_softmax": True}), QWEN3_30B) == []
     assert lines(topk1_pre_softmax, top1, MOONLIGHT) == []
     assert lines(topk1_pre_softmax, role(), QWEN3_30B) == []  # the model's own top-8
+    qwen2_moe = replace(spec_of(QWEN3_30B), architecture="Qwen2MoeForCausalLM")
+    assert list(topk1_pre_softmax(top1, Context(model=qwen2_moe))) == []
+    other = replace(spec_of(QWEN3_30B), architecture="SomeMoeForCausalLM")
+    assert [i.severity for i in topk1_pre_softmax(top1, Context(model=other))] == ["warning"]

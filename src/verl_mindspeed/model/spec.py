@@ -17,6 +17,17 @@ Family = Literal["dense", "moe", "mla_moe"]
 
 MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 
+#: The MoE router each config path verl builds sets for an architecture: (score function, pre-softmax). verl's
+#: converters (``verl/models/mcore/config_converter.py``, 0.5.0 to 0.9.1), mbridge 0.15.1's models and
+#: Megatron-Bridge 0.5.1's bridges agree on each (Megatron-Bridge has no Qwen2-MoE or Mixtral bridge).
+ROUTERS = {
+    "Qwen2MoeForCausalLM": ("softmax", True),
+    "MixtralForCausalLM": ("softmax", True),
+    "Qwen3MoeForCausalLM": ("softmax", False),
+    "DeepseekV3ForCausalLM": ("sigmoid", True),
+    "Glm4MoeForCausalLM": ("sigmoid", True),
+}
+
 
 @dataclass(frozen=True, kw_only=True)
 class ModelSpec:
@@ -87,6 +98,12 @@ class ModelSpec:
     @property
     def is_moe(self) -> bool:
         return bool(self.num_experts)
+
+    @property
+    def router(self) -> Optional[tuple[str, bool]]:
+        """(score function, pre-softmax) of the MoE router verl's config paths build (:data:`ROUTERS`); ``None``
+        for a dense model or an architecture not listed."""
+        return ROUTERS.get(self.architecture) if self.is_moe else None
 
     @property
     def is_mla(self) -> bool:

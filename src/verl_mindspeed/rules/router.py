@@ -1,8 +1,9 @@
 """Rules on the MoE router megatron-core's ``TransformerConfig`` checks on every stack verl builds.
 
-verl's converters set the router of the model: softmax scores without pre-softmax for Qwen's MoE models, sigmoid
-with pre-softmax for DeepSeek's (MLA) ones; Megatron-Bridge's providers do the same. A launch that changes the top-k
-through ``override_transformer_config`` meets the router's own checks when the config is built, in every worker.
+verl's config paths set the router of the model (:data:`verl_mindspeed.model.spec.ROUTERS`): softmax scores without
+pre-softmax for Qwen3-MoE, softmax with pre-softmax for Qwen2-MoE and Mixtral, sigmoid with pre-softmax for
+DeepSeek-V3 and GLM-4.5. A launch that changes the top-k through ``override_transformer_config`` meets the router's
+own checks when the config is built, in every worker.
 """
 
 from __future__ import annotations
@@ -23,19 +24,20 @@ def topk1_pre_softmax(role: RoleView, ctx: Context) -> Iterable[Issue]:
     refuses it unless the load balancing is sinkhorn."""
     model = ctx.model
     topk = _int(role.get("moe_router_topk")) or (model.moe_router_topk if model is not None else None)
-    if topk != 1 or role.on("moe_router_pre_softmax") or role.get("moe_router_load_balancing_type") == "sinkhorn":
+    if topk != 1 or role.get("moe_router_load_balancing_type") == "sinkhorn":
         return
-    score = role.get("moe_router_score_function")
-    if score is None and model is not None:
-        score = "sigmoid" if model.is_mla else "softmax"  # what verl's converters and the bridge set
-    if score not in (None, "softmax"):
+    router = model.router if model is not None else None  # what the model's config path sets
+    score = role.get("moe_router_score_function", router[0] if router else None)
+    pre = role.get("moe_router_pre_softmax", router[1] if router else None)
+    if pre is True or score not in (None, "softmax"):
         return
     message = tr("moe_router_topk=1 with the softmax router requires moe_router_pre_softmax=True (megatron-core: "
                  "\"Please use --moe-router-pre-softmax when topk is 1\")")
     line = role.set_line("moe_router_pre_softmax", True)
-    if score is None:  # no model given and no router written: DeepSeek's sigmoid router would pass
-        yield warning(role.key("moe_router_topk"), tr("{message}, unless the model's router uses sigmoid scores "
-                                                      "(give --model-config to know)", message=message),
+    if score is None or pre is None:  # no model (or one not listed) and no router written: its path may set them
+        yield warning(role.key("moe_router_topk"), tr("{message}, unless the model's config path sets a sigmoid "
+                                                      "router or pre-softmax (give --model-config to know)",
+                                                      message=message),
                       "moe-topk1-pre-softmax", override=line)
         return
     yield error(role.key("moe_router_topk"), message, "moe-topk1-pre-softmax", override=line)

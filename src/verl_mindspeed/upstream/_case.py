@@ -51,9 +51,10 @@ def model_kwargs(model: Any) -> tuple[str, dict[str, Any]]:
         if model.is_mla:  # DeepSeek's converter: sigmoid router with expert bias
             kwargs.update(moe_router_load_balancing_type="seq_aux_loss", moe_router_score_function="sigmoid",
                           moe_router_pre_softmax=True, moe_router_enable_expert_bias=True, moe_router_dtype="fp64")
-        else:  # Qwen-MoE's converters
-            kwargs.update(moe_router_load_balancing_type="none", moe_router_score_function="softmax",
-                          moe_router_pre_softmax=False)
+        else:  # Qwen-MoE's and Mixtral's converters: the router their architecture gets (model.spec.ROUTERS)
+            score, pre = model.router or ("softmax", False)
+            kwargs.update(moe_router_load_balancing_type="none", moe_router_score_function=score,
+                          moe_router_pre_softmax=pre)
     if model.is_mla:
         kwargs.update(q_lora_rank=model.q_lora_rank, kv_lora_rank=model.kv_lora_rank,
                       qk_head_dim=model.qk_nope_head_dim, qk_pos_emb_head_dim=model.qk_rope_head_dim,
