@@ -5,7 +5,8 @@ A release whose ``get_full_args`` calls ``get_args()`` inside ``try: ... except 
 pairs: where releases keep the raised type around that call and the others that make the call do not, and the ones
 that keep it are the newer, the release that ran is not one of them and a newer one fixes it.
 
-A call counts as kept only when every call of that callee in the function is inside a try that keeps the type.
+A call counts only when every call of that callee in the function is inside a try with the same handlers; which
+handler takes an exception is Python's first match, so an earlier handler that raises it again shadows a later one.
 Only named types count (``except Exception`` or a bare ``except`` is no fix of one failure). A handler keeps what
 it does not raise again: one with no ``raise`` keeps every exception of its types; one that tests the message
 (``if 'args is not initialized.' in str(e): ... else: raise``, or ``if '...' not in str(e): raise``) keeps those
@@ -42,8 +43,14 @@ def _types(handler: ast.ExceptHandler) -> list[str]:
     return sorted(n for n in names if n and n not in _ANY)
 
 
+#: Calls that end the process: a handler that makes one does not keep the failure.
+_EXITS = {"exit", "quit", "_exit", "abort"}
+
+
 def _raises(nodes: list) -> bool:
-    return any(isinstance(n, ast.Raise) for n in _walk(nodes))
+    """A raise, or a call that ends the process (``sys.exit(1)``), under ``nodes``."""
+    return any(isinstance(n, ast.Raise) or (isinstance(n, ast.Call) and (
+        getattr(n.func, "attr", None) or getattr(n.func, "id", None)) in _EXITS) for n in _walk(nodes))
 
 
 def _message_test(test: ast.expr, name: Optional[str]) -> Optional[tuple[str, bool]]:
@@ -76,8 +83,10 @@ def _keeps(handler: ast.ExceptHandler) -> Optional[str]:
 
 
 def caught_of(text: str) -> list[dict]:
-    """Per function and callee: ``fn`` (qualified), ``call``, ``line`` (its first call), and ``keep``: the
-    (types, text) every call of that callee in the function is kept by (empty when one call is not)."""
+    """Per function and callee: ``fn`` (qualified), ``call``, ``line`` (its first call), and ``handlers``: the
+    handlers of the innermost try around every call of that callee, in order, each (types, what it keeps: ``""``
+    all, a text those whose message holds it, None nothing), Python's first match deciding; empty when a call is
+    outside any try, or the calls sit in tries with other handlers."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -98,23 +107,34 @@ def caught_of(text: str) -> list[dict]:
     return out
 
 
+def _handlers(node: ast.Try) -> tuple:
+    return tuple((tuple(t), _keeps(h)) for h in node.handlers for t in [_types(h)] if t)
+
+
 def _function(function: ast.AST, stack: list[str]) -> list[dict]:
-    kept: dict[int, set[tuple[tuple[str, ...], str]]] = {}  # a call's id -> what keeps it
+    around: dict[int, tuple] = {}  # a call's id -> the handlers of the innermost try around it
     calls: dict[str, list[ast.Call]] = {}
-    for node in _walk(function.body):
-        if isinstance(node, ast.Call):
-            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-            if callee:
-                calls.setdefault(callee, []).append(node)
-        if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            keeps = {(tuple(t), k) for h in node.handlers for t in [_types(h)] for k in [_keeps(h)]
-                     if t and k is not None}
-            for inner in _walk(node.body) if keeps else ():
-                if isinstance(inner, ast.Call):
-                    kept.setdefault(id(inner), set()).update(keeps)
+
+    def walk(nodes: list, handlers: tuple) -> None:
+        for node in nodes:
+            if isinstance(node, _DEFS):
+                continue
+            if isinstance(node, ast.Call):
+                callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+                if callee:
+                    calls.setdefault(callee, []).append(node)
+                    around[id(node)] = handlers
+            if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+                walk(node.body, _handlers(node))
+                walk([*node.handlers, *node.orelse, *node.finalbody], handlers)
+                continue
+            walk(list(ast.iter_child_nodes(node)), handlers)
+
+    walk(function.body, ())
     out = []
     for callee, sites in calls.items():
-        common = set.intersection(*(kept.get(id(c), set()) for c in sites))
+        seen = {around[id(c)] for c in sites}
+        handlers = seen.pop() if len(seen) == 1 else ()
         out.append({"fn": ".".join(stack), "call": callee, "line": min(c.lineno for c in sites),
-                    "keep": sorted(common)})
+                    "handlers": [list(h) for h in handlers] if any(k is not None for _t, k in handlers) else []})
     return out

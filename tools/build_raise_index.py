@@ -18,9 +18,10 @@ Every ``raise X(message)`` and ``assert cond, message`` in the sources of each r
 - the condition itself (``k``) and whether it raises when the condition is false (``w``: an ``assert``, or an
   ``else`` branch) or true (an ``if``), so that values read off a message can be put back into it.
 
-Beside the sites (``caught``): each call a function makes inside a ``try`` that keeps a named exception type, with
-the releases that do so (``r``) and the releases that make the call without keeping it (``n``; ``tools/_caught.py``),
-so that a failure a newer release stops there is told apart.
+Beside the sites (``caught``): each call a function makes inside a ``try`` whose handlers keep a named exception type,
+with those handlers in order (``h``: types, and what each keeps), the releases that do so (``r``) and the releases
+that make the call with other handlers or none (``n``; ``tools/_caught.py``), so that a failure a newer release stops
+there is told apart.
 
 Sources: MindSpeed's release archives and Megatron-LM's ``megatron/training`` (``--upstream``), Megatron-Bridge's
 archives there; megatron-core 0.12.1, 0.15.3, 0.16.1 and 0.18.2, Megatron-Bridge 0.4.1, mbridge 0.15.1, verl 0.5.0
@@ -407,13 +408,12 @@ def build(upstream: Path, wheels: bool = True) -> dict:
     for package, release, files in sources(upstream, wheels):
         count = 0
         for rel, text in files:
-            for call in caught_of(text):
-                for types, need in call["keep"]:
-                    key = (package, rel, call["fn"], call["call"], types, need)
-                    entry = caught.setdefault(key, {"p": package, "f": rel, "fn": call["fn"], "call": call["call"],
-                                                    "x": list(types), "r": {}, "n": [],
-                                                    **({"m": need} if need else {})})
-                    entry["r"].setdefault(release, call["line"])
+            for call in _kept(caught_of(text)):
+                handlers = json.dumps(call["handlers"])
+                entry = caught.setdefault((package, rel, call["fn"], call["call"], handlers), {
+                    "p": package, "f": rel, "fn": call["fn"], "call": call["call"], "h": call["handlers"], "r": {},
+                    "n": []})
+                entry["r"].setdefault(release, call["line"])
             for site in sites_of(text):
                 key = (package, rel, site["fn"], site["x"], tuple(site["t"]), tuple(site["v"]))
                 entry = merged.setdefault(key, {"p": package, "f": rel, "fn": site["fn"], "x": site["x"],
@@ -434,15 +434,24 @@ def build(upstream: Path, wheels: bool = True) -> dict:
         if keyword:  # the word a message is looked up by (the doctor's own rule: verl_mindspeed.doctor._sites)
             site["kw"] = keyword
     _unkept(caught, upstream, wheels)
-    calls = sorted(caught.values(), key=lambda e: (e["p"], e["f"], e["fn"], e["call"], e["x"], e.get("m", "")))
+    calls = sorted(caught.values(), key=lambda e: (e["p"], e["f"], e["fn"], e["call"], json.dumps(e["h"])))
     return {"format": 1, "built_from": built_from, "sites": sites, "caught": calls}
+
+
+def _kept(calls: list[dict]) -> list[dict]:
+    """The calls a handler keeps something around, in functions whose own name is that of no other function of the
+    file (a traceback's frame gives the name alone: two ``__init__`` of one file cannot be told apart)."""
+    names: dict[str, set[str]] = {}
+    for call in calls:
+        names.setdefault(call["fn"].rsplit(".", 1)[-1], set()).add(call["fn"])
+    return [c for c in calls if c["handlers"] and len(names[c["fn"].rsplit(".", 1)[-1]]) == 1]
 
 
 def _unkept(caught: dict[tuple, dict], upstream: Path, wheels: bool) -> None:
     """A second pass over the files that keep a call somewhere: each entry's ``n``, the releases that make that call
-    without keeping what the entry keeps (the doctor reads which side is newer)."""
+    with other handlers or none (the doctor reads which side is newer)."""
     by_call: dict[tuple, list[dict]] = {}
-    for (package, rel, fn, call, _types, _need), entry in caught.items():
+    for (package, rel, fn, call, _handlers), entry in caught.items():
         by_call.setdefault((package, rel, fn, call), []).append(entry)
     files = {(package, rel) for package, rel, _fn, _call in by_call}
     for package, release, sources_ in sources(upstream, wheels):

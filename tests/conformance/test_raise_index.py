@@ -27,7 +27,7 @@ def _site_key(e: dict) -> tuple:
 
 
 def _call_key(e: dict) -> tuple:
-    return e["p"], e["f"], e["fn"], e["call"], tuple(e["x"]), e.get("m")
+    return e["p"], e["f"], e["fn"], e["call"], json.dumps(e["h"])
 
 
 def test_the_shipped_index_holds_what_the_upstream_archives_give():

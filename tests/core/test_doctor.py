@@ -772,9 +772,15 @@ def test_a_log_that_reports_an_error_without_an_exception_holds_a_failure():
         found = diagnose(f"INFO start\n{line}\nINFO stop\n")
         assert found.exit_code == 1 and not found.causes and found.failures[0].raised.type == "Error"
     assert diagnose("INFO step 1 loss 0.3\nINFO step 2 loss 0.2\n").exit_code == 2
+    for line in ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0",
+                 "pretrain_gpt.py: error: argument --x: invalid int value: 'x'",
+                 "fatal error: cuda_runtime.h: No such file or directory", "[ERROR] worker died unexpectedly"):
+        assert diagnose(line + "\n").exit_code == 1, line  # logging's, argparse's, a compiler's, a launcher's
     for chatter in ("INFO the error rate is falling", "WARNING: apex is not available, using torch",
-                    "[HCCL] init done, error code: 0", "No error: all fine", "step:1 - val/error: 0.25"):
-        assert diagnose(chatter + "\n").exit_code == 2, chatter  # a warning, a success code, a metric
+                    "[HCCL] init done, error code: 0", "No error: all fine", "step:1 - val/error: 0.25",
+                    "[W compiler_depend.ts:51] Warning: CUDA error: unknown error", "Error: 0 failures detected",
+                    "INFO: CUDA is not available, running on NPU via torch_npu", "| step 10 | TrainError: 0.3 |"):
+        assert diagnose(chatter + "\n").exit_code == 2, chatter  # a warning, a success code, a metric, info
     # the run's fatal line comes last, after start-up warnings and a long log
     log = "apex is not available\nERROR: Transformer Engine missing\n" + "INFO step\n" * 20005 + \
         "CUDA error: an illegal memory access was encountered\n"
@@ -1041,8 +1047,24 @@ def test_a_limit_reached_is_lifted_by_the_value_verls_config_documents_as_no_lim
     # a limit that is too large, or a comparison of other counts, is not the limit reached
     assert [c.fix for c in diagnose("ValueError: max_num_gen_batches=10 is more than the number of batches in the "
                                     "dataset (4)\n").causes] == [None]
-    assert [c.fix for c in diagnose("RuntimeError: max_num_gen_batches (10) reached without a full batch\n").causes] \
-        == [f"{key}=0"]
+    for reached in ("RuntimeError: max_num_gen_batches (10) reached without a full batch",
+                    "RuntimeError: Reached max_num_gen_batches=10 without a full batch"):
+        assert [c.fix for c in diagnose(reached + "\n").causes] == [f"{key}=0"], reached
+    assert [c.fix for c in diagnose("ValueError: num_gen_batches=3 -> max_num_gen_batches=10 mapping is "
+                                    "invalid\n").causes] == [None]  # an arrow is no comparison
+
+
+def test_verls_comments_say_no_limit_in_their_own_words():
+    from verl_mindspeed.doctor._values import _NO_LIMIT
+
+    said = {text: hit.group("what") if hit else None for text in (
+        "non-positive values mean no upper limit", "-1 means unlimited", "Set to -1 for no limit", "0 = no limit",
+        "null for no limit (default max_length // 3)", "1.0 means no limit", "0 for the limit set by vllm")
+        for hit in [_NO_LIMIT.search(text)]}
+    assert said == {"non-positive values mean no upper limit": "non-positive", "-1 means unlimited": "-1",
+                    "Set to -1 for no limit": "-1", "0 = no limit": "0",
+                    "null for no limit (default max_length // 3)": "null", "1.0 means no limit": None,
+                    "0 for the limit set by vllm": None}
 
 
 def test_a_dotted_name_that_is_no_verl_setting_points_at_nothing():

@@ -75,13 +75,41 @@ def once_outside():
 
 
 def test_the_index_keeps_calls_made_inside_a_try_that_keeps_a_named_type():
-    keep = {(c["fn"], c["call"]): c["keep"] for c in _caught()(SOURCE)}
-    assert keep["get_full_args", "get_args"] == [(("AssertionError",), "args is not initialized."),
-                                                 (("ImportError",), "")]
-    assert keep["negated", "run"] == [(("AssertionError",), "not initialized")]
-    assert keep["returns", "run"] == [(("ValueError",), "bad size")]
+    handlers = {(c["fn"], c["call"]): c["handlers"] for c in _caught()(SOURCE)}
+    assert handlers["get_full_args", "get_args"] == [[("ImportError",), ""],
+                                                     [("AssertionError",), "args is not initialized."]]
+    assert handlers["negated", "run"] == [[("AssertionError",), "not initialized"]]
+    assert handlers["returns", "run"] == [[("ValueError",), "bad size"]]
     # a handler that may raise again, one that keeps anything, a call also made outside the try: nothing kept
-    assert keep["logged", "run"] == keep["broad", "run"] == keep["once_outside", "run"] == []
+    assert handlers["logged", "run"] == handlers["broad", "run"] == handlers["once_outside", "run"] == []
+
+
+def test_the_first_handler_that_matches_decides_and_ending_the_process_keeps_nothing():
+    source = """
+def shadowed():
+    try:
+        import_module(name)
+    except ModuleNotFoundError:
+        raise
+    except ImportError:
+        pass
+
+
+def exits():
+    try:
+        setup()
+    except ImportError:
+        print("no backend")
+        sys.exit(1)
+"""
+    handlers = {(c["fn"], c["call"]): c["handlers"] for c in _caught()(source)}
+    assert handlers["shadowed", "import_module"] == [[("ModuleNotFoundError",), None], [("ImportError",), ""]]
+    assert handlers["exits", "setup"] == []
+    from verl_mindspeed.doctor._later import _kept
+
+    shadow = handlers["shadowed", "import_module"]
+    assert not _kept(shadow, {"ModuleNotFoundError", "ImportError"}, "No module named 'x'")
+    assert _kept(shadow, {"ImportError"}, "cannot import name 'y'")
 
 
 #: verl#2932: verl's Megatron worker calls MindSpeed's repatch before Megatron's arguments exist.
@@ -109,10 +137,13 @@ def test_a_raise_later_releases_keep_at_a_call_it_passed_through_is_the_installe
     # a type they do not keep there
     (typed,) = diagnose(FRAMES + "RuntimeError: args is not initialized.\n").failures
     assert typed.verdict.kind != "version-skew"
-    # the release that ran is one of them (--release): not this
-    (given,) = diagnose(FRAMES + "AssertionError: args is not initialized.\n",
-                        release="26.1.0_core_r0.12.1").failures
-    assert given.verdict.kind != "version-skew"
+    # the release that ran is one of them (--mindspeed-release, in any of its forms): not this
+    for release in ("26.1.0_core_r0.12.1", "26.1", "core_r0.16.0"):
+        (given,) = diagnose(FRAMES + "AssertionError: args is not initialized.\n", release=release).failures
+        assert given.verdict.kind != "version-skew", release
+    # another package's release says nothing of MindSpeed's
+    (core,) = diagnose(FRAMES + "AssertionError: args is not initialized.\n", megatron_core="0.12.1").failures
+    assert core.verdict.kind == "version-skew"
 
 
 def test_a_raise_another_followed_was_caught_and_is_no_version_skew():

@@ -129,9 +129,11 @@ def _quoted(text: str) -> list[Raised]:
 _ERROR_LINE = re.compile(r"\b(?:CUDA error|NPU (?:function )?error|Invalid device|Unable to register worker)\b|"
                          r"\berror code(?: is)?:? [1-9]\d*|"
                          r"\b(?:NPU|GPU|CUDA|devices?)\b[^.]{0,40}\bis not (?:available|visible)\b|"
-                         r"(?:^|[\s\[\]>|])(?:[A-Z][A-Za-z]*Error|ERROR|Error)(?:\]|:\s)")
-#: A warning that speaks of an error ("WARNING ... will raise a TypeError: ..."): no failure.
-_WARNING = re.compile(r"\b(?:WARN(?:ING)?|[A-Z]\w*Warning)\b")
+                         r"^(?:ERROR|CRITICAL|FATAL):[\w.]+:|^\S+: error: |\bfatal error:|"
+                         r"(?:^|[\s\[\]>|])(?:[A-Z][A-Za-z]*Error|ERROR|Error)(?:\]|:\s(?![-+]?\d))")
+#: A line that reports no failure though it speaks of one: a warning ("WARNING ... will raise a TypeError: ...",
+#: torch's ``[W ...] Warning: ...``), an info or debug line ("INFO: CUDA is not available, running on NPU").
+_CHATTER = re.compile(r"\b(?:WARN(?:ING)?|[A-Z]\w*Warning|Warning|INFO|DEBUG)\b|^\s*\[W[\s\d]")
 
 
 def _error_lines(text: str) -> list[Raised]:
@@ -141,9 +143,20 @@ def _error_lines(text: str) -> list[Raised]:
     unusable."""
     out = [Raised("Error", line.strip().strip("`\"“”'").strip()[:2000], [], stream, number)
            for stream, line, number in clean(text)[-20000:]
-           if _ERROR_LINE.search(line[:2000]) and not _WARNING.search(line[:2000])
+           if _ERROR_LINE.search(line[:2000]) and not _CHATTER.search(line[:2000])
            and not line.lstrip().startswith(("#", "File ", "[..."))]
     return out[-2:]
+
+
+def _ran(options: dict) -> dict[str, str]:
+    """The release of each package the user said ran (``--verl-version``, ``--mindspeed-release`` in any of its
+    forms, ``--megatron-core``, ``--bridge``): a release that keeps a raise is never told it lacks the fix."""
+    from ..catalog.universe import canonical_release
+
+    out = {"verl": options.get("verl_version"), "megatron-core": options.get("megatron_core"),
+           "mindspeed": canonical_release(options["release"]) or options["release"] if options.get("release") else None,
+           **(options.get("bridge") or {})}
+    return {package: str(version) for package, version in out.items() if version}
 
 
 def _one(raised: Raised, launch: Optional[Replay], options: dict, appends: dict[str, str]) -> Failure:
@@ -219,7 +232,7 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     if verdict.kind == "upstream":  # a condition on values verl derives, where the message names the setting
         verdict = pointed(raised, site) or verdict
     if verdict.kind in ("upstream", "unknown"):  # a call later releases make inside a try that keeps this raise
-        verdict = fixed_later(raised, filter(None, (options.get("release"), options.get("verl_version")))) or verdict
+        verdict = fixed_later(raised, _ran(options)) or verdict
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure
     return (named(raised, site, options.get("verl_version")) or verdict) if verdict.kind == "unknown" else verdict
 

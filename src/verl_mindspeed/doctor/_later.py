@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable, Optional
+from typing import Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
@@ -61,10 +61,30 @@ def _newer(keeping: list[str], others: list[str]) -> bool:
         return False
 
 
-def fixed_later(raised: Raised, ran: Iterable[str] = ()) -> Optional[Verdict]:
+def _kept(handlers: list, kinds: set[str], message: str) -> bool:
+    """Whether the first handler that takes the raise (Python's first match) keeps it: every exception of its
+    types, or those whose message holds its text; a handler that may raise again keeps nothing."""
+    for types, keeps in handlers:
+        if kinds & set(types):
+            return keeps is not None and keeps in message
+    return False
+
+
+def _same(release: str, ran: Optional[str]) -> bool:
+    if ran is None:
+        return False
+    try:
+        return release == ran or Version(release) == Version(ran)
+    except InvalidVersion:
+        return False
+
+
+def fixed_later(raised: Raised, ran: Optional[Mapping[str, str]] = None) -> Optional[Verdict]:
     """The newer releases that keep ``raised`` at a call its traceback passed through, as a version-skew verdict;
-    None where none does, where the raise was caught (another followed it), or where a release known to have run
-    (``ran``: ``--release``, ``--verl-version``) is one of them."""
+    None where none does, where the raise was caught (another followed it), or where the release of that package
+    known to have run (``ran``: package -> release, from ``--verl-version``, ``--mindspeed-release``...) is one of
+    them."""
+    ran = dict(ran or {})
     if raised.handled:
         return None
     kinds = {raised.type, *_BASES.get(raised.type, ())}
@@ -72,8 +92,8 @@ def fixed_later(raised: Raised, ran: Iterable[str] = ()) -> Optional[Verdict]:
     for (path, _line, function), (_p, _l, callee) in reversed(list(zip(frames, frames[1:]))):
         file = relative(path)
         entries = _by_call().get((file, function, callee), ()) if file else ()
-        keep = [e for e in entries if kinds & set(e["x"]) and e.get("m", "") in raised.message
-                and _newer(list(e["r"]), e["n"]) and not set(ran) & set(e["r"])]
+        keep = [e for e in entries if _kept(e["h"], kinds, raised.message)
+                and _newer(list(e["r"]), e["n"]) and not any(_same(r, ran.get(e["p"])) for r in e["r"])]
         if not keep:
             continue
         package = keep[0]["p"]

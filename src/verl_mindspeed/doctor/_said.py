@@ -103,8 +103,8 @@ def _reached(message: str, leaf: str) -> bool:
     """The message says a count reached the limit ``leaf`` (``num_gen_batches=10 >= max_num_gen_batches=10``,
     ``max_num_gen_batches (10) reached``, ``exceeded max_num_gen_batches``): ``leaf`` is the limit side."""
     name = re.escape(leaf)
-    return bool(re.search(rf">=?\s*{name}\b|\b{name}\b\s*(?:[=:(]\s*\d+\)?\s*)?(?:(?:was|has been|is) )?"
-                          rf"(?:reached|exceeded)\b|\b(?:reached|exceed(?:s|ed)?)\s+(?:the\s+)?{name}\b", message))
+    return bool(re.search(rf"(?<![-=])>=?\s*{name}\b|\b{name}\b\s*(?:[=:(]\s*\d+\)?\s*)?(?:(?:was|has been|is) )?"
+                          rf"(?i:reached|exceeded)\b|\b(?i:reached|exceed(?:s|ed)?)\s+(?:the\s+)?{name}\b", message))
 
 
 _PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3} ?\* ?){1,5}[A-Z]{2,3}) ?\( ?(?P<values>\d+(?: ?\* ?\d+){1,5})")

@@ -38,8 +38,8 @@ def bucket_fix(key: str, message: str) -> Optional[str]:
     return f"{key}={1 << max(0, math.ceil(math.log2(size)))}"
 
 
-#: "non-positive values mean no upper limit", "-1 means unlimited", "0 for no limit", "None disables the limit".
-_NO_LIMIT = re.compile(r"(?<![\w-])(?P<what>non-positive|zero|0|-1|negative|null|none)\b(?: values?)?[^.;\n]{0,30}?"
+#: "non-positive values mean no upper limit", "-1 means unlimited", "0 for no limit", "null = no limit".
+_NO_LIMIT = re.compile(r"(?<![\w.-])(?P<what>non-positive|zero|0|-1|negative|null|none)\b(?: values?)?[^.;\n]{0,30}?"
                        r"(?:\b(?:means?|for|disables?)\b|=)[^.;\n]{0,20}?\b(?:no (?:upper )?limit|unlimited|no cap|"
                        r"infinite)", re.I)
 _WRITTEN = {"non-positive": "0", "zero": "0", "0": "0", "-1": "-1", "negative": "-1", "null": "null", "none": "null"}
