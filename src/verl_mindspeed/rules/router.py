@@ -12,6 +12,7 @@ from typing import Iterable
 
 from ..errors import Issue
 from ..i18n import tr
+from ..model.spec import ROUTERS
 from ._base import Context, RoleView, _int, error, rule, warning
 
 _MCORE_TC = "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"
@@ -35,9 +36,11 @@ def topk1_pre_softmax(role: RoleView, ctx: Context) -> Iterable[Issue]:
                  "\"Please use --moe-router-pre-softmax when topk is 1\")")
     line = role.set_line("moe_router_pre_softmax", True)
     if score is None or pre is None:  # no model (or one not listed) and no router written: its path may set them
-        yield warning(role.key("moe_router_topk"), tr("{message}, unless the model's config path sets a sigmoid "
-                                                      "router or pre-softmax (give --model-config to know)",
-                                                      message=message),
-                      "moe-topk1-pre-softmax", override=line)
+        unless = tr("{message}, unless the model's config path sets a sigmoid router or pre-softmax (give "
+                    "--model-config to know)", message=message) if model is None else \
+            tr("{message}, unless the config path of {architecture} sets a sigmoid router or pre-softmax (the "
+               "check knows the routers of {known})", message=message, architecture=model.architecture,
+               known=", ".join(sorted(ROUTERS)))
+        yield warning(role.key("moe_router_topk"), unless, "moe-topk1-pre-softmax", override=line)
         return
     yield error(role.key("moe_router_topk"), message, "moe-topk1-pre-softmax", override=line)
