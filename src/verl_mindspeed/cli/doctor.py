@@ -116,8 +116,8 @@ def report(found: Diagnosis, path: str, lang: str, elapsed: float, unread: Any =
         lines[-1:] = [say(tr("launch: the overrides Hydra printed in the log (Error executing job with overrides), "
                              "replayed by check")), ""]
     if not found.failures:
-        lines.append(say(tr("no exception found in the log: give the log of the run that failed (the whole of it, "
-                            "or the part with its traceback)")))
+        lines.append(say(tr("no exception and no error line found in the log: give the log of the run that failed "
+                            "(the whole of it, or the part with its traceback)")))
         return "\n".join(lines)
     for n, f in enumerate(found.failures, 1):
         lines.append(f"{n}. " + say(tr("{type} in {process} (log line {line})", type=f.raised.type,
