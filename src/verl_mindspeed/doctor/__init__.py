@@ -107,6 +107,11 @@ def _known_lines(text: str) -> list[Raised]:
     return out
 
 
+def _prose(line: str) -> bool:
+    """Not a comment, a traceback's frame or an excerpt's cut mark: a line an untyped failure may be."""
+    return not line.lstrip().startswith(("#", "File ", "[..."))
+
+
 #: A sentence that states a failed requirement, with a value in it: what an untyped quote of a message reads like.
 _FAILED_RULE = re.compile(r"\b(?:must|should|not divisible|incompatible|is invalid|requires?)\b")
 _VALUE = re.compile(r"\d")
@@ -120,8 +125,7 @@ def _quoted(text: str) -> list[Raised]:
     if len(lines) > 12:
         return []  # a log, not a quote: what it does not raise is not its failure
     return [Raised("Error", line.strip()[:2000], [], stream, number) for stream, line, number in lines
-            if _FAILED_RULE.search(line[:2000]) and _VALUE.search(line[:2000])
-            and not line.lstrip().startswith(("#", "File ", "[..."))][:2]
+            if _FAILED_RULE.search(line[:2000]) and _VALUE.search(line[:2000]) and _prose(line)][:2]
 
 
 #: A line that reports an error with no Python exception: a device's, a runtime's, a launcher's (not a warning that
@@ -143,8 +147,7 @@ def _error_lines(text: str) -> list[Raised]:
     unusable."""
     out = [Raised("Error", line.strip().strip("`\"“”'").strip()[:2000], [], stream, number)
            for stream, line, number in clean(text)[-20000:]
-           if _ERROR_LINE.search(line[:2000]) and not _CHATTER.search(line[:2000])
-           and not line.lstrip().startswith(("#", "File ", "[..."))]
+           if _ERROR_LINE.search(line[:2000]) and not _CHATTER.search(line[:2000]) and _prose(line)]
     return out[-2:]
 
 

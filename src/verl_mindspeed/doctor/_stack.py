@@ -164,7 +164,8 @@ def _memory(raised: Raised, site: Optional[Match], launch: Optional[Replay]) -> 
         return None
     written = launch_value(launch, MEMORY_KEY)
     share = written if written is not None else default(MEMORY_KEY)
-    fix = f"{MEMORY_KEY}={lowered(share)}" if lowered(share) is not None else None
+    lower = lowered(share)
+    fix = f"{MEMORY_KEY}={lower}" if lower is not None else None
     what = tr("the device ran out of memory in the rollout engine's allocator ({message}): the rollout keeps a static "
               "share of the device ({key}); lowering it leaves training more", message=raised.first_line[:160],
               key=MEMORY_KEY)

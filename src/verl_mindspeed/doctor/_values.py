@@ -77,10 +77,10 @@ def _comments(root: Path) -> dict[str, set[str]]:
 
 @lru_cache(maxsize=8)
 def _documented(verl_version: Optional[str]) -> dict[str, set[str]]:
-    from ._verl import _tree
+    from ._verl import source_root
 
-    found = _tree(verl_version)
-    return _comments(found.tree.root) if found is not None and found.tree.root is not None else {}
+    root = source_root(verl_version)
+    return _comments(root) if root is not None else {}
 
 
 def unlimited(key: str, verl_version: Optional[str] = None) -> Optional[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Optional
 
 from ..catalog import verl_keys
@@ -27,6 +28,12 @@ def _tree(verl_version: Optional[str]):
         return compose_argv(["--config-name=ppo_megatron_trainer"], verl_version=verl_version)
     except (EvaluationError, OSError):
         return None
+
+
+def source_root(verl_version: Optional[str] = None) -> Optional[Path]:
+    """The folder holding the ``verl`` package whose config the doctor reads (None when none is at hand)."""
+    found = _tree(verl_version)
+    return found.tree.root if found is not None else None
 
 
 def release(verl_version: Optional[str] = None) -> Optional[str]:
@@ -68,8 +75,7 @@ def sections_of(cls: str, verl_version: Optional[str] = None, derived: bool = Fa
     (``ActorConfig`` -> the actor's and the ref's ``McoreActorConfig``), read from the classes' sources."""
     from ..compose._dataclasses import ancestors
 
-    found = _tree(verl_version)
-    root = found.tree.root if found is not None else None
+    root = source_root(verl_version)
     return tuple(section for section, target in _targets(verl_version) if target.rsplit(".", 1)[-1] == cls
                  or (derived and root is not None and cls in ancestors(root, target)))
 
@@ -84,10 +90,10 @@ def releases_with(key: str) -> tuple[str, ...]:
 def rollout_engines(verl_version: Optional[str] = None) -> tuple[str, ...]:
     """The rollout names verl's registry builds (``_ROLLOUT_REGISTRY`` in ``verl/workers/rollout/base.py``), in
     the registry's order; empty when that file is not at hand."""
-    found = _tree(verl_version)
-    if found is None or found.tree.root is None:
+    root = source_root(verl_version)
+    if root is None:
         return ()
-    path = found.tree.root / "verl" / "workers" / "rollout" / "base.py"
+    path = root / "verl" / "workers" / "rollout" / "base.py"
     try:
         module = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
@@ -117,12 +123,12 @@ def engine_arguments(verl_version: Optional[str] = None) -> dict[str, str]:
     ``actor_rollout_ref.rollout.tensor_model_parallel_size``, SGLang's ``mem_fraction_static`` ->
     ``...gpu_memory_utilization``): the dict entries and keywords of verl's rollout servers whose value is a setting
     of the rollout config, or a local bound to one (``infer_tp``). Empty when those files are not at hand."""
-    found = _tree(verl_version)
-    if found is None or found.tree.root is None:
+    root = source_root(verl_version)
+    if root is None:
         return {}
     keys = verl_keys._data()["keys"]
     out: dict[str, str] = {}
-    for path in sorted((found.tree.root / "verl" / "workers" / "rollout").glob("*/*.py")):
+    for path in sorted((root / "verl" / "workers" / "rollout").glob("*/*.py")):
         try:
             module = ast.parse(path.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError):
