@@ -83,14 +83,18 @@ def _keeps(handler: ast.ExceptHandler) -> Optional[str]:
 
 
 def caught_of(text: str) -> list[dict]:
+    """:func:`caught_in` of a source text (nothing when it does not parse)."""
+    try:
+        return caught_in(ast.parse(text))
+    except (SyntaxError, ValueError):
+        return []
+
+
+def caught_in(tree: ast.AST) -> list[dict]:
     """Per function and callee: ``fn`` (qualified), ``call``, ``line`` (its first call), and ``handlers``: the
     handlers of the innermost try around every call of that callee, in order, each (types, what it keeps: ``""``
     all, a text those whose message holds it, None nothing), Python's first match deciding; empty when a call is
     outside any try, or the calls sit in tries with other handlers."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
     out: list[dict] = []
 
     def visit(node: ast.AST, stack: list[str]) -> None:

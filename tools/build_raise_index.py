@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from verl_mindspeed.doctor._sites import keywords  # noqa: E402 - the doctor's lookup word, written once here
 
 sys.path.insert(0, str(ROOT / "tools"))
-from _caught import caught_of  # noqa: E402
+from _caught import caught_in, caught_of  # noqa: E402
 
 OUT = ROOT / "src" / "verl_mindspeed" / "catalog" / "data" / "raise_sites.json.gz"
 CACHE = Path.home() / ".cache" / "verl-mindspeed" / "wheels"
@@ -389,11 +389,13 @@ def _fields_of_text(expr: str) -> Iterator[str]:
         return
 
 
-def sites_of(text: str) -> list[dict]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
+def sites_of(text: str, tree: Optional[ast.AST] = None) -> list[dict]:
+    """The raise sites of a source text (``tree``: the text already parsed)."""
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return []
     reader = _Sites(text)
     reader.visit(tree)
     return reader.found
@@ -408,13 +410,17 @@ def build(upstream: Path, wheels: bool = True) -> dict:
     for package, release, files in sources(upstream, wheels):
         count = 0
         for rel, text in files:
-            for call in _kept(caught_of(text)):
+            try:  # one parse serves the sites and the calls kept
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                continue
+            for call in _kept(caught_in(tree)):
                 handlers = json.dumps(call["handlers"])
                 entry = caught.setdefault((package, rel, call["fn"], call["call"], handlers), {
                     "p": package, "f": rel, "fn": call["fn"], "call": call["call"], "h": call["handlers"], "r": {},
                     "n": []})
                 entry["r"].setdefault(release, call["line"])
-            for site in sites_of(text):
+            for site in sites_of(text, tree):
                 key = (package, rel, site["fn"], site["x"], tuple(site["t"]), tuple(site["v"]))
                 entry = merged.setdefault(key, {"p": package, "f": rel, "fn": site["fn"], "x": site["x"],
                                                 "t": site["t"], "v": site["v"], "c": site["c"], "r": {}})
