@@ -1,0 +1,88 @@
+"""The doctor on logs no one wrote: the corpus's real logs cut, mixed, re-coloured and re-prefixed at random.
+
+A log reaches the doctor as saved: cut anywhere, with Windows line ends, two workers' lines interleaved, bytes
+that are not text, a line a megabyte long. None of that may make it fail, and what it says in every format must
+still be printable. Ray's process prefixes and colours are taken off before reading, so adding them to a log that
+had none does not change its verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import FIXTURES
+from verl_mindspeed.cli.doctor import payload, report
+from verl_mindspeed.doctor import diagnose
+
+LOGS = sorted((FIXTURES / "failures").glob("*/log.txt"))
+TEXTS = {p.parent.name: p.read_text(encoding="utf-8", errors="replace") for p in LOGS}
+NAMES = sorted(TEXTS)
+#: More examples for a longer search: ``VERL_MINDSPEED_FUZZ_EXAMPLES=2000 pytest tests/core/test_doctor_property.py``.
+SOME = settings(max_examples=int(os.environ.get("VERL_MINDSPEED_FUZZ_EXAMPLES", "40")), deadline=None,
+                suppress_health_check=[HealthCheck.too_slow])
+
+cuts = st.tuples(st.floats(0, 1), st.floats(0, 1))
+noise = st.one_of(st.text(max_size=60), st.sampled_from([
+    "\x1b[31m", "\x00\x01\xff", "\ufffd\ud7ff", "Traceback (most recent call last):", "  File \"x.py\", line 1, in f",
+    "During handling of the above exception, another exception occurred:", "ValueError:", ": :", "[...]",
+    "(WorkerDict pid=1)", "错误: ", "\r", "\t" * 40, "x" * 200_000]))
+
+
+def _mutate(text: str, cut: tuple[float, float], inserts: list[tuple[float, str]], other: str, mix: bool) -> str:
+    lo, hi = sorted(cut)
+    text = text[int(lo * len(text)):int(hi * len(text)) + 1]
+    lines = text.splitlines(keepends=True)
+    for where, what in inserts:
+        lines.insert(int(where * len(lines)), what + "\n")
+    if mix:  # two processes' lines interleaved, as Ray prints them
+        theirs = other.splitlines(keepends=True)
+        lines = [line for pair in zip(lines, theirs) for line in pair] + lines[len(theirs):] + theirs[len(lines):]
+    return "".join(lines)
+
+
+def _verdict(found) -> list[tuple]:
+    return [(f.verdict.kind, tuple((c.key, c.fix, c.delete) for c in f.verdict.causes)) for f in found.failures]
+
+
+@SOME
+@given(st.sampled_from(NAMES), cuts, st.lists(st.tuples(st.floats(0, 1), noise), max_size=4),
+       st.sampled_from(NAMES), st.booleans(), st.booleans())
+def test_no_log_makes_the_doctor_fail(name, cut, inserts, other, mix, crlf):
+    text = _mutate(TEXTS[name], cut, inserts, TEXTS[other], mix)
+    found = diagnose(text.replace("\n", "\r\n") if crlf else text)
+    assert found.exit_code in (0, 1, 2)
+    assert (found.exit_code == 2) == (not found.failures)
+    for lang in ("en", "zh"):
+        out = json.loads(json.dumps(payload(found, lang), ensure_ascii=False))
+        assert out["exit_code"] == found.exit_code
+        assert all(isinstance(c["key"], str) and c["key"] for c in out["causes"])
+        assert report(found, name, lang, 0.0).splitlines()[-1]
+
+
+def _prefixed(text: str, pid: int) -> str:
+    """Each line as a Ray worker prints it; a thread's Markdown quote ('> ') stays in front, where the quote put it."""
+    quote = re.compile(r"^(?:> ?)*")
+    return "".join(quote.sub(lambda m: f"{m.group(0)}\x1b[36m(WorkerDict pid={pid}, ip=10.0.0.2)\x1b[0m ", line, 1)
+                   for line in text.splitlines(True))
+
+
+PLAIN = [n for n in NAMES if "pid=" not in TEXTS[n] and "\x1b[" not in TEXTS[n]]
+
+
+@SOME
+@given(st.sampled_from(PLAIN), st.integers(1, 99999), st.booleans())
+def test_ray_prefixes_colours_and_line_ends_do_not_change_the_verdict(name, pid, crlf):
+    """A log with no prefix, read again as one Ray worker printed it (and saved with Windows line ends): the same
+    failures, kinds, keys and fix lines."""
+    text = _prefixed(TEXTS[name], pid)
+    assert _verdict(diagnose(text.replace("\n", "\r\n") if crlf else text)) == _verdict(diagnose(TEXTS[name]))
+
+
+def test_the_corpus_has_logs_of_both_shapes():
+    """Each property above runs over real logs: the corpus holds logs with and without Ray's prefixes."""
+    assert len(PLAIN) >= 50 and len(NAMES) - len(PLAIN) >= 50
