@@ -140,6 +140,41 @@ def test_a_switch_the_message_does_not_print_gets_its_other_state():
     assert (cause.key, cause.fix) == (key, f"++{key}=True")
 
 
+def test_an_and_with_one_false_operand_is_false_whatever_the_rest_reads():
+    """The condition is decided where what it leaves unread does not matter, as Python decides it; else unknown."""
+    from verl_mindspeed.doctor._solve import raises
+
+    both = "self.cpu_offloading and self.pipeline_model_parallel_size > 1"
+    assert raises(both, False, {"self.cpu_offloading": False}) is False
+    assert raises(both, False, {"self.pipeline_model_parallel_size": 1}) is False
+    assert raises(both, False, {"self.cpu_offloading": True}) is None
+    assert raises("a or b", True, {"b": True}) is False and raises("a or b", True, {"b": False}) is None
+    assert raises(both, False, {"self.cpu_offloading": True, "self.pipeline_model_parallel_size": 2}) is True
+
+
+def test_a_switch_a_conjunction_needs_on_is_turned_off_where_the_message_prints_nothing():
+    """megatron-core's "no support for Pipeline parallelism with CPU offloading" prints neither setting; its
+    condition (``cpu_offloading and pipeline_model_parallel_size > 1``) passes with the switch off whatever the
+    pipeline size is. megatron-core's own TransformerConfig raises without the line and builds with it."""
+    config, torch = require("megatron.core.transformer.transformer_config"), require("torch")
+    base = dict(num_layers=4, hidden_size=64, num_attention_heads=4, cpu_offloading=True, cpu_offloading_num_layers=1,
+                pipeline_model_parallel_size=2, pipeline_dtype=torch.bfloat16)
+    with pytest.raises(ValueError) as raised:
+        config.TransformerConfig(**base)
+    key = "actor_rollout_ref.actor.megatron.override_transformer_config.cpu_offloading"
+    assert [(c.key, c.fix) for c in diagnose(f"ValueError: {raised.value}\n").causes] == [(key, f"++{key}=False")]
+    config.TransformerConfig(**{**base, "cpu_offloading": False})
+
+
+def test_the_messages_own_advice_goes_before_a_value_read_from_an_unprinted_condition():
+    """"Please set --moe-router-score-function sigmoid" is the fix, though turning expert bias off would also pass
+    ``moe_router_enable_expert_bias and moe_router_score_function != 'sigmoid'``."""
+    log = ("ValueError: Expert bias for aux-loss-free routing only supports sigmoid score function.Please set "
+           "--moe-router-score-function sigmoid for sigmoid score function.\n")
+    key = "actor_rollout_ref.actor.megatron.override_transformer_config.moe_router_score_function"
+    assert [(c.key, c.fix) for c in diagnose(log).causes] == [(key, f"++{key}=sigmoid")]
+
+
 def test_a_layer_split_gets_the_largest_stage_count_that_divides_the_layers_and_the_old_one():
     """PP 6 divides 60 layers but not a world size of 8s; PP 4 divides both. VPP splits layers, not devices: its
     nearest value stands (20 layers per rank, VPP 12 -> 10)."""

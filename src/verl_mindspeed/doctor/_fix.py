@@ -3,6 +3,9 @@
 - A number moves to the nearest value that passes; a size the world size is a multiple of, to its largest divisor
   that passes (never a value that needs devices the run may not have), unless the check wants one value.
 - A switch takes its other state, where the condition tests it for truth.
+- A setting the message does not print takes the one value for which the condition passes whatever the rest of it
+  reads (``self.cpu_offloading and self.pipeline_model_parallel_size > 1``: ``False``, or a size of 1), where
+  there is one.
 - A setting no value of which passes is not at fault (:func:`helpless`).
 """
 
@@ -20,10 +23,11 @@ from ._solve import divisor_passing, nearest_passing, raises, value_of
 WORLD_DIVISORS = frozenset(eras.PARALLEL_SIZES) - {"virtual_pipeline_model_parallel_size"}
 
 
-def solve(found: Match, leaf: str) -> Optional[Any]:
+def solve(found: Match, leaf: str, unread: bool = False) -> Optional[Any]:
     """The value of the setting ``leaf`` for which the site's own condition does not raise: the nearest integer to
     the printed one, or the switch's other state when the condition reads it alone (``self.sequence_parallel is
-    False``, which the message does not print)."""
+    False``, which the message does not print); ``unread``, also the one value that passes whatever the condition's
+    unprinted rest reads (a weaker finding than the upstream message's own advice, tried after it)."""
     site = found.site
     if not site.condition:
         return None
@@ -42,12 +46,20 @@ def solve(found: Match, leaf: str) -> Optional[Any]:
             return nearest_passing(site.condition, site.raises_when_false, values, expr)
         return smaller
     chain = next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
-    if chain is None or not switch_in(site.condition, chain):
+    if chain is None:
         return None
-    states = {state: raises(site.condition, site.raises_when_false, {**values, chain: state})
-              for state in (True, False)}
-    passing = [state for state, raised in states.items() if raised is False]
-    return passing[0] if len(passing) == 1 and states[not passing[0]] is True else None
+    switch = switch_in(site.condition, chain)
+    if not (switch or unread):
+        return None
+    # the message printed no value for it: the one state (or, ``unread``, size) for which the condition passes,
+    # where the other raises; ``unread``, where the others may raise whatever else the condition reads (the site did
+    # raise, so the setting held one of those)
+    probes = (True, False) if switch else range(1, 65)
+    states = {probe: raises(site.condition, site.raises_when_false, {**values, chain: probe}) for probe in probes}
+    passing = [probe for probe, raised in states.items() if raised is False]
+    if len(passing) != 1:
+        return None
+    return passing[0] if unread or (switch and states[not passing[0]] is True) else None
 
 
 def _printed(found: Match, leaf: str) -> tuple[dict[str, Any], Optional[str]]:

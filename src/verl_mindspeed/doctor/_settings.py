@@ -51,6 +51,11 @@ def settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repla
     if advice and len(advice) == len(advised):  # every flag it asks for, or no line: a part of the way out is none
         return Verdict("override", what, [Cause(k, line(k, value)) for leaf, value in advice.items()
                                           for k in _keys(site, leaf, launch, options)], tuple(advice), "likely")
+    for leaf in settable:  # the one value that passes whatever the unprinted rest of the condition reads
+        value = solve(site, leaf, unread=True)
+        if value is not None:
+            return Verdict("override", what, [Cause(k, line(k, value)) for k in _keys(site, leaf, launch, options)],
+                           tuple(settable), "likely")
     certainty = "likely" if any(c.fix for c in causes) else "possible"
     return Verdict("override", what, unique(causes), tuple(settable), certainty)
 

@@ -5,7 +5,8 @@ A site's condition (``self.num_attention_heads % self.tensor_model_parallel_size
 its message formats; with each bound to the number the log shows, the condition is evaluated as the upstream code
 evaluates it (arithmetic, comparisons, ``and``/``or``/``not`` only), and the setting the launch controls is moved to
 the nearest value for which it no longer raises. Nothing is evaluated that is not a plain expression of bound
-numbers.
+numbers; an ``and`` one of whose operands is false is false whatever the others read (``or`` with a true one, true),
+so a condition is decided where what it leaves unread does not matter.
 """
 
 from __future__ import annotations
@@ -62,9 +63,17 @@ def _eval(node: ast.expr, values: dict[str, Any]) -> Any:
         operand = _eval(node.operand, values)
         return (not operand) if isinstance(node.op, ast.Not) else (-operand if isinstance(node.op, ast.USub)
                                                                     else operand)
-    if isinstance(node, ast.BoolOp):
-        results = [_eval(v, values) for v in node.values]
-        return all(results) if isinstance(node.op, ast.And) else any(results)
+    if isinstance(node, ast.BoolOp):  # Kleene's: one false operand decides ``and`` (one true ``or``), read or not
+        deciding, unknown = not isinstance(node.op, ast.And), None
+        for operand in node.values:
+            try:
+                if bool(_eval(operand, values)) is deciding:
+                    return deciding
+            except Unbound as exc:
+                unknown = exc
+        if unknown is not None:
+            raise unknown
+        return not deciding
     if isinstance(node, ast.Compare) and all(type(op) in _CMP for op in node.ops):
         left = _eval(node.left, values)
         for op, comparator in zip(node.ops, node.comparators):
