@@ -8,6 +8,8 @@ verl and Hydra, read from the generated index. A launch given with the log is re
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
 
@@ -896,6 +898,18 @@ def test_a_printed_product_of_sizes_with_the_world_size_moves_each_size_to_a_div
         ("pipeline_model_parallel_size", None)]
 
 
+def test_a_product_printed_with_each_value_after_its_name_is_read_the_same_way():
+    """``PP(2)*CP(4)*TP(2) = 16`` on a world of 8: each size moves to its largest divisor that makes the product
+    divide 8 (PP 1, CP 2, TP 1); ``2 * 4 * 2`` checked by hand is 16, and each line brings it to 8."""
+    megatron = "actor_rollout_ref.actor.megatron."
+    log = "ValueError: World size (8) is insufficient. Required minimum world size: PP(2)*CP(4)*TP(2) = 16\n"
+    fixes = {c.key.removeprefix(megatron): c.fix for c in diagnose(log).causes}
+    assert fixes == {"pipeline_model_parallel_size": megatron + "pipeline_model_parallel_size=1",
+                     "context_parallel_size": megatron + "context_parallel_size=2",
+                     "tensor_model_parallel_size": megatron + "tensor_model_parallel_size=1"}
+    assert not any(c.fix for c in diagnose(log.replace("World size (8)", "The world")).causes)  # no world: no value
+
+
 @pytest.mark.parametrize("overrides, leaf, value", [
     ({"moe_router_topk": 1}, "moe_router_pre_softmax", "True"),
     ({"moe_router_topk": 2, "moe_router_enable_expert_bias": True}, "moe_router_score_function", "sigmoid")])
@@ -1120,3 +1134,25 @@ def test_a_dotted_name_that_is_no_verl_setting_points_at_nothing():
     found = pointed(raised, site("Please increase rollout.update_weights_bucket_megabytes"))
     key = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
     assert [c.key for c in found.causes] == [key]
+
+
+def test_a_library_the_loader_cannot_load_late_is_preloaded_with_the_path_the_message_prints(tmp_path):
+    """glibc's "cannot allocate memory in static TLS block" (libgomp on aarch64 hosts): the library it names is
+    loaded first with LD_PRELOAD, the environment's fault, no launch key's. The line, pasted into a shell as printed,
+    keeps what LD_PRELOAD held and starts a process with that library loaded."""
+    lib = next((p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/lib/aarch64-linux-gnu/libm.so.6", "/lib64/libm.so.6")
+                if os.path.exists(p)), None)
+    if lib is None:
+        pytest.skip("no libm.so.6 at a known path on this machine")
+    log = ("Traceback (most recent call last):\n  File \"/x/transformers/utils/import_utils.py\", line 1, in _get\n"
+           f"ImportError: {lib}: cannot allocate memory in static TLS block\n")
+    found = diagnose(log)
+    assert found.failures[0].verdict.kind == "env"
+    (cause,) = found.causes
+    assert (cause.key, cause.fix) == ("LD_PRELOAD", f"export LD_PRELOAD={lib}:$LD_PRELOAD")
+    maps = "grep -c libm /proc/self/maps"  # grep links no libm of its own: mapped only when preloaded
+    assert subprocess.run(["bash", "-c", maps], capture_output=True, text=True).stdout.strip() == "0"
+    shell = f'export LD_PRELOAD=/kept.so\n{cause.fix}\necho "$LD_PRELOAD"; {maps}'
+    held, mapped = subprocess.run(["bash", "-c", shell], capture_output=True, text=True).stdout.split()
+    assert held == f"{lib}:/kept.so" and int(mapped) > 0
+    assert not diagnose(log.replace("static TLS block", "the heap")).causes  # another failure: no LD_PRELOAD

@@ -26,6 +26,7 @@ from ._blame import (
     lifted_after,
     not_the_launch,
     paths_for,
+    static_tls,
 )
 from ._config import (
     accessed,
@@ -212,6 +213,9 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
             fn == "_apply_overrides_to_config" for _f, _l, fn in raised.frames) or dataclass
         return refused(key, (appends or {}).get(key) or hydra[1], what, launch, options, by_override,
                        raised.type == "MissingMandatoryValue", parent_missing(raised, key), dataclass)
+    preload = static_tls(raised)
+    if preload is not None:
+        return preload
     env = environment(raised, site)
     if env is not None:
         return Verdict("env", tr("{what}: the environment variable {var} decides it", what=what, var=env.key), [env],

@@ -119,6 +119,23 @@ _DIAGNOSTIC = frozenset({"HYDRA_FULL_ERROR", "OC_CAUSE", "TORCH_SHOW_CPP_STACKTR
                          "RAY_IGNORE_UNHANDLED_ERRORS", "RAY_BACKEND_LOG_LEVEL", "ASCEND_GLOBAL_LOG_LEVEL"})
 
 
+#: glibc's loader refusing a shared library a late ``dlopen`` loads (common on aarch64, for OpenMP's libgomp): the
+#: library named, loaded first through ``LD_PRELOAD``, gets its thread-local storage before the block fills.
+_STATIC_TLS = re.compile(r"(?P<lib>/[^\s:'\"]+\.so(?:\.[\w.-]+)?): cannot allocate memory in static TLS block")
+
+
+def static_tls(raised: Raised) -> Optional[Verdict]:
+    """A library the loader cannot load this late: ``LD_PRELOAD`` loads it first, in every process it starts."""
+    tls = _STATIC_TLS.search(raised.message)
+    if tls is None:
+        return None
+    lib = tls.group("lib")
+    return Verdict("env", tr(
+        "{type}: {lib} cannot be loaded this late (the loader's static TLS block is full): load it first with "
+        "LD_PRELOAD, exported before Ray starts its workers", type=raised.type, lib=lib),
+        [Cause("LD_PRELOAD", f"export LD_PRELOAD={lib}:$LD_PRELOAD")], certainty="likely")
+
+
 def environment(raised: Raised, found: Optional[Match]) -> Optional[Cause]:
     hit = next((h for h in _ENV.finditer(raised.message) if h.group("var").upper() not in _DIAGNOSTIC), None)
     condition = found.site.condition if found and found.site.condition else ""
@@ -245,4 +262,4 @@ def _reworded(site: Site, release: str) -> Optional[Site]:
 
 
 __all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "lifted_after",
-           "not_the_launch", "paths_for", "source_tree", "the_machine", "verl_leaves"]
+           "not_the_launch", "paths_for", "source_tree", "static_tls", "the_machine", "verl_leaves"]

@@ -108,13 +108,27 @@ def _reached(message: str, leaf: str) -> bool:
 
 
 _PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3} ?\* ?){1,5}[A-Z]{2,3}) ?\( ?(?P<values>\d+(?: ?\* ?\d+){1,5})")
+#: The same product with each size's value after its name: ``PP(2)*CP(4)*TP(2) = 16``.
+_EACH = re.compile(r"\b(?:[A-Z]{2,3} ?\( ?\d+ ?\) ?\* ?){1,5}[A-Z]{2,3} ?\( ?\d+ ?\)")
 _WORLD = re.compile(r"\b(?P<n>\d+) (?:GPUs|NPUs|devices|ranks)\b|\bworld[ _]size (?:\(|=|of |is )?(?P<n2>\d+)", re.I)
+
+
+def _products(message: str) -> list[tuple[list[str], list[int]]]:
+    """Each product of abbreviated sizes the message prints, as (names, values), in either form."""
+    out = []
+    for hit in _PRODUCT.finditer(message[:20000]):
+        out.append(([x.strip() for x in hit.group("names").split("*")],
+                    [int(v) for v in hit.group("values").split("*")]))
+    for hit in _EACH.finditer(message[:20000]):
+        pairs = re.findall(r"([A-Z]{2,3}) ?\( ?(\d+) ?\)", hit.group())
+        out.append(([n for n, _v in pairs], [int(v) for _n, v in pairs]))
+    return out
 
 
 def _printed_sizes(message: str) -> list[str]:
     """The abbreviated sizes a product in the message prints (``ETP * EP * PP (1 * 32 * 4 = 128)``): the engine's,
     which a bare ``TP=4`` may not be (a rollout's)."""
-    named = [n.strip() for hit in _PRODUCT.finditer(message[:20000]) for n in hit.group("names").split("*")]
+    named = [n for names, _values in _products(message) for n in names]
     return [n for n in dict.fromkeys(named) if n in _SIZES]
 
 
@@ -123,12 +137,10 @@ def _product_fix(message: str) -> dict[str, int]:
     the world size the message also prints (``requested 128 GPUs``): each size's largest divisor of its value that
     makes the product divide the world size (PP 4 gives 2). Nothing without the world size."""
     worlds = {int(w.group("n") or w.group("n2")) for w in _WORLD.finditer(message)}
-    hit = _PRODUCT.search(message)
-    if len(worlds) != 1 or hit is None:
+    products = _products(message)
+    if len(worlds) != 1 or not products:
         return {}  # none printed, or several (8 per node, 16 in all): which one is the world is not said
-    (n,) = worlds
-    names = [x.strip() for x in hit.group("names").split("*")]
-    values = [int(v) for v in hit.group("values").split("*")]
+    (n,), (names, values) = worlds, products[0]
     if len(names) != len(values) or not 0 < n <= 1 << 20 or not all(0 < v <= 1 << 16 for v in values):
         return {}  # a size of 0, or numbers no run has: nothing to solve
     product = prod(values)
