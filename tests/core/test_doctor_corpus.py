@@ -32,10 +32,12 @@ def test_the_doctor_reads_every_real_failure_and_the_page_says_what_it_found():
     # workaround until the check was moved). Naming an environment variable blames no launch key: megatron.training
     # missing from a pip megatron-core is named as PYTHONPATH lacking Megatron-LM's tree (slime#1585), what the
     # failure is instead. The rollout allocator's out-of-memory line names the rollout's memory share, with no line:
-    # lowering it is verl#1431's fix, and a blog's same line on the first step was a verl bug fixed in 0.5.0.
+    # lowering it is verl#1431's fix, and a blog's same line on the first step was a verl bug fixed in 0.5.0; RLinf's
+    # FAQ files the same line under memory, and its own advice is the doctor's line (lower the memory share).
     # verl#4168 (not settled by its thread) prints a world size the parallel sizes do not divide: they are named.
     assert sorted(r.folder for r in rows if r.result == "blamed") == [
         "blog_verl_4090_torch_memory_saver_oom_first_step",
+        "docs_rlinf_torch_memory_saver_curesult_2",
         "megatron_bridge_1502_dsv3_vpp_conflicts_with_pp_layout",
         "ms_swift_8219_num_query_groups_multiple_of_tp_mcore015",
         "rocm_megatron_pr85_moe_tp_requires_sp_non_moe",
