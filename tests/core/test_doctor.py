@@ -1156,3 +1156,31 @@ def test_a_library_the_loader_cannot_load_late_is_preloaded_with_the_path_the_me
     held, mapped = subprocess.run(["bash", "-c", shell], capture_output=True, text=True).stdout.split()
     assert held == f"{lib}:/kept.so" and int(mapped) > 0
     assert not diagnose(log.replace("static TLS block", "the heap")).causes  # another failure: no LD_PRELOAD
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("**TypeError: get_cpu_offload_context() takes from 0 to 4 positional arguments but 5 were given**",
+     "TypeError"),
+    ('"KeyError: decoder.layers.0.self_attention.q_layernorm.weight"', "KeyError"),
+    ("`ValueError: bad value`", "ValueError")])
+def test_an_exception_line_set_in_bold_or_in_quotes_is_read(line, kind):
+    log = f"Traceback (most recent call last):\n  File \"/x/y.py\", line 3, in f\n{line}\n"
+    (root,) = roots(exceptions("".join(f"[rank1]: {x}" for x in log.splitlines(True))))  # torchrun's prefix too
+    assert root.type == kind and root.frames and not root.message.endswith(("*", '"', "`"))
+    assert not exceptions('"a quoted sentence, not an exception"\n**bold words**\n')
+
+
+@pytest.mark.parametrize("text, kind, verdict", [
+    ("cannot import name 'AutoModelForVision2Seq' from 'transformers'", "ImportError", "version-skew"),
+    ("No module named 'megatron.core.extensions'", "ModuleNotFoundError", "version-skew"),
+    ("unexpected keyword argument 'mtp_kwargs'", "TypeError", "version-skew"),
+    ("unsupported operand type(s) for %: 'int' and 'NoneType'", "TypeError", "unknown"),
+    ("an illegal memory access was encountered", "Error", "unknown"),
+    ("ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'", "Error", "unknown")])
+def test_pythons_own_message_quoted_without_its_type_is_given_it(text, kind, verdict):
+    """A thread that quotes Python's message alone: the type that message always has, so a package mismatch is one
+    (no key blamed); a device's or a compiler's fatal line is a failure not placed (exit 1), never an unusable log."""
+    found = diagnose(text + "\n")
+    (failure,) = found.failures
+    assert (failure.raised.type, failure.verdict.kind, found.causes) == (kind, verdict, [])
+    assert found.exit_code == (0 if verdict == "version-skew" else 1)

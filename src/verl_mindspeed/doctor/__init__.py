@@ -131,24 +131,38 @@ def _quoted(text: str) -> list[Raised]:
 
 #: A line that reports an error with no Python exception: a device's, a runtime's, a launcher's (not a warning that
 #: something is not available, not a success code, not a metric named error).
-_ERROR_LINE = re.compile(r"\b(?:CUDA error|NPU (?:function )?error|Invalid device|Unable to register worker)\b|"
+_ERROR_LINE = re.compile(r"\b(?:CUDA error|NPU (?:function )?error|Invalid device|Unable to register worker|"
+                         r"illegal memory access was encountered)\b|"
                          r"\berror code(?: is)?:? [1-9]\d*|"
                          r"\b(?:NPU|GPU|CUDA|devices?)\b[^.]{0,40}\bis not (?:available|visible)\b|"
-                         r"^(?:ERROR|CRITICAL|FATAL):[\w.]+:|^\S+: error: |\bfatal error:|"
+                         r"^(?:ERROR|CRITICAL|FATAL):[\w.]+:|^\S+: error: |\bfatal(?: error)?\s*:|"
                          r"(?:^|[\s\[\]>|])(?:[A-Z][A-Za-z]*Error|ERROR|Error)(?:\]|:\s(?![-+]?\d))")
 #: A line that reports no failure though it speaks of one: a warning ("WARNING ... will raise a TypeError: ...",
 #: torch's ``[W ...] Warning: ...``), an info or debug line ("INFO: CUDA is not available, running on NPU").
 _CHATTER = re.compile(r"\b(?:WARN(?:ING)?|[A-Z]\w*Warning|Warning|INFO|DEBUG)\b|^\s*\[W[\s\d]")
 
 
+#: Python's own messages, quoted without their exception's type: that type.
+_PYTHON = ((re.compile(r"^cannot import name '\w+' from '[\w.]+'"), "ImportError"),
+           (re.compile(r"^No module named '[\w.]+'"), "ModuleNotFoundError"),
+           (re.compile(r"^(?:[\w.]+\(\) )?(?:got an )?unexpected keyword argument '\w+'|"
+                       r"^[\w.]+\(\) takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given|"
+                       r"^unsupported operand type\(s\) for"), "TypeError"))
+
+
 def _error_lines(text: str) -> list[Raised]:
     """A log with no exception at all that still reports an error (``CUDA error: an illegal memory access``, Ray's
-    ``Unable to register worker with raylet``): its last two such lines, untyped (a run's fatal error comes last).
-    The log holds a failure; where nothing places it, the doctor says so (exit 1) rather than calling the log
-    unusable."""
-    out = [Raised("Error", line.strip().strip("`\"“”'").strip()[:2000], [], stream, number)
-           for stream, line, number in clean(text)[-20000:]
-           if _ERROR_LINE.search(line[:2000]) and not _CHATTER.search(line[:2000]) and _prose(line)]
+    ``Unable to register worker with raylet``, Python's ``cannot import name 'x' from 'y'`` quoted without its type,
+    which it is given): its last two such lines (a run's fatal error comes last). The log holds a failure; where
+    nothing places it, the doctor says so (exit 1) rather than calling the log unusable."""
+    out = []
+    for stream, line, number in clean(text)[-20000:]:
+        plain = line.strip()[:2000]
+        typed = next((kind for pattern, kind in _PYTHON if pattern.search(plain.strip("`\"“”"))), None)
+        if typed:
+            out.append(Raised(typed, plain.strip("`\"“”"), [], stream, number))
+        elif _ERROR_LINE.search(line[:2000]) and not _CHATTER.search(line[:2000]) and _prose(line):
+            out.append(Raised("Error", plain.strip("`\"“”'").strip(), [], stream, number))
     return out[-2:]
 
 

@@ -198,8 +198,8 @@ def not_the_launch(raised: Raised, found: Optional[Match]) -> Verdict:
             "{type}: the installed {name} does not match what the code importing it expects (a package missing, too "
             "old or too new for the others): no launch key is at fault", type=raised.type, name=name),
             certainty="likely")
-    if re.search(r"unexpected keyword argument|missing \d+ required positional|takes \d+ positional argument",
-                 message) and raised.type == "TypeError":
+    if re.search(r"unexpected keyword argument|missing \d+ required positional|"
+                 r"takes (?:from \d+ to )?\d+ positional argument", message) and raised.type == "TypeError":
         return Verdict("version-skew", tr(
             "TypeError between two packages' functions ({message}): their versions do not match; no launch key is at "
             "fault", message=raised.first_line[:160]), certainty="possible")

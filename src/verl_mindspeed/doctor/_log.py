@@ -139,8 +139,20 @@ def clean(text: str) -> tuple[tuple[str, str, int], ...]:
         rank = _RANK.match(line)
         if rank:  # torchrun's per-rank prefix: the rank is the process
             stream, line = rank.group(0).strip().rstrip(":").strip("[]"), line[rank.end():]
-        out.append((stream, line, number))
+        out.append((stream, _unwrapped(line), number))
     return tuple(out)
+
+
+#: An exception line a poster set in bold or in quotes (``**TypeError: ...**``, ``"KeyError: ..."``).
+_WRAPPED = re.compile(r"^(?P<indent>\s*)(?P<open>\*\*|__|[\"“`])(?P<inner>.+?)(?:\*\*|__|[\"”`])[.,;]?\s*$")
+
+
+def _unwrapped(line: str) -> str:
+    """The line without the bold or the quotes around an exception line; any other line as it is."""
+    if len(line) > 20000 or not line.lstrip()[:2] or line.lstrip()[0] not in "*_\"“`":
+        return line
+    hit = _WRAPPED.match(line)
+    return hit.group("indent") + hit.group("inner") if hit and _EXC.match(hit.group("inner")) else line
 
 
 def exceptions(text: str) -> list[Raised]:
