@@ -154,18 +154,57 @@ def test_an_and_with_one_false_operand_is_false_whatever_the_rest_reads():
     assert raises(both, False, {"self.cpu_offloading": True, "self.pipeline_model_parallel_size": 2}) is True
 
 
-def test_a_switch_a_conjunction_needs_on_is_turned_off_where_the_message_prints_nothing():
+def test_each_unprinted_setting_that_can_clear_the_condition_is_an_alternative_with_its_one_value():
     """megatron-core's "no support for Pipeline parallelism with CPU offloading" prints neither setting; its
     condition (``cpu_offloading and pipeline_model_parallel_size > 1``) passes with the switch off whatever the
-    pipeline size is. megatron-core's own TransformerConfig raises without the line and builds with it."""
+    pipeline size is (the line), or with a pipeline size of 0 or 1 (two values: named, no line). megatron-core's own
+    TransformerConfig raises without the line and builds with it."""
     config, torch = require("megatron.core.transformer.transformer_config"), require("torch")
     base = dict(num_layers=4, hidden_size=64, num_attention_heads=4, cpu_offloading=True, cpu_offloading_num_layers=1,
                 pipeline_model_parallel_size=2, pipeline_dtype=torch.bfloat16)
     with pytest.raises(ValueError) as raised:
         config.TransformerConfig(**base)
     key = "actor_rollout_ref.actor.megatron.override_transformer_config.cpu_offloading"
-    assert [(c.key, c.fix) for c in diagnose(f"ValueError: {raised.value}\n").causes] == [(key, f"++{key}=False")]
+    found = diagnose(f"ValueError: {raised.value}\n")
+    assert [(c.key, c.fix) for c in found.causes] == [
+        (key, f"++{key}=False"), ("actor_rollout_ref.actor.megatron.pipeline_model_parallel_size", None)]
+    assert found.failures[0].verdict.certainty == "possible"  # alternatives read without values: not "likely"
     config.TransformerConfig(**{**base, "cpu_offloading": False})
+
+
+@pytest.mark.parametrize("message", [
+    # two switches could each clear it: both are lines, neither is chosen for the user
+    "enable_cuda_graph and external_cuda_graph cannot be enabled at the same time.",
+    # the precision verl sets itself (bf16) could clear it too: no line sets fp16 for the user
+    "overlap_moe_expert_parallel_comm is only supported with bf16 or fp16 model",
+    # a mode with two passing values (0 and 2) and the switch: the switch is one alternative, the mode no line
+    "When use_flash_attn, only supports sparse modes 0 and 2",
+    # the architecture's own (latent attention) is never turned off by a line
+    "rotary_interleaved does not work with multi_latent_attention."])
+def test_an_unprinted_condition_gives_lines_only_for_settings_the_launch_owns_one_value_of(message):
+    lines = {c.key.rsplit(".", 1)[-1]: c.fix for c in diagnose(f"AssertionError: {message}\n").causes}
+    assert lines.get("fp16") is None and "multi_latent_attention" not in lines and lines.get("sparse_mode") is None
+    assert all(fix is None or fix.endswith(("=False", "=True")) for fix in lines.values())
+    if "enable_cuda_graph" in lines:
+        assert lines["enable_cuda_graph"].endswith("=False") and lines["external_cuda_graph"].endswith("=False")
+
+
+def test_an_integer_the_condition_wants_a_multiple_of_is_never_given_zero_as_its_only_value():
+    """A size that must be a multiple of 256 passes for 0 and for 256, 512...: probed beyond 64, 0 is not the only
+    value; one that must be at most 1 passes for 0 and 1. Only a value the condition pins (``== 4``) is one."""
+    from dataclasses import replace
+
+    from verl_mindspeed.doctor._fix import passing_values
+
+    found = match(roots(exceptions("ValueError: Currently there is no support for Pipeline parallelism with CPU "
+                                   "offloading\n"))[0])
+    pp = "pipeline_model_parallel_size"
+    def passing(condition):  # noqa: E306 - the same site, its condition swapped
+        return passing_values(replace(found, site=replace(found.site, condition=condition)), pp)
+
+    assert passing("self.pipeline_model_parallel_size % 256 != 0")[:3] == [0, 256, 512]
+    assert passing("self.cpu_offloading and self.pipeline_model_parallel_size > 1") == [0, 1]
+    assert passing("self.pipeline_model_parallel_size != 4") == [4]
 
 
 def test_the_messages_own_advice_goes_before_a_value_read_from_an_unprinted_condition():
@@ -908,6 +947,12 @@ def test_a_product_printed_with_each_value_after_its_name_is_read_the_same_way()
                      "context_parallel_size": megatron + "context_parallel_size=2",
                      "tensor_model_parallel_size": megatron + "tensor_model_parallel_size=1"}
     assert not any(c.fix for c in diagnose(log.replace("World size (8)", "The world")).causes)  # no world: no value
+    # two products: the one the world size divides (EP * ETP, 8 on 16) is not at fault, whichever form comes first
+    for mixed in ("ValueError: world size 16: EP(8)*ETP(1) = 8 per group, but TP(2)*PP(4)*CP(4) = 32 does not "
+                  "divide it\n",
+                  "ValueError: TP(2)*PP(4)*CP(4) = 32 does not divide world size 16; EP * ETP (8 * 1)\n"):
+        assert {c.key.removeprefix(megatron): c.fix.rsplit("=", 1)[-1] for c in diagnose(mixed).causes} == {
+            "tensor_model_parallel_size": "1", "pipeline_model_parallel_size": "2", "context_parallel_size": "2"}
 
 
 @pytest.mark.parametrize("overrides, leaf, value", [
@@ -1149,13 +1194,31 @@ def test_a_library_the_loader_cannot_load_late_is_preloaded_with_the_path_the_me
     found = diagnose(log)
     assert found.failures[0].verdict.kind == "env"
     (cause,) = found.causes
-    assert (cause.key, cause.fix) == ("LD_PRELOAD", f"export LD_PRELOAD={lib}:$LD_PRELOAD")
+    assert (cause.key, cause.fix) == ("LD_PRELOAD", f"export LD_PRELOAD={lib}${{LD_PRELOAD:+:$LD_PRELOAD}}")
     maps = "grep -c libm /proc/self/maps"  # grep links no libm of its own: mapped only when preloaded
     assert subprocess.run(["bash", "-c", maps], capture_output=True, text=True).stdout.strip() == "0"
     shell = f'export LD_PRELOAD=/kept.so\n{cause.fix}\necho "$LD_PRELOAD"; {maps}'
     held, mapped = subprocess.run(["bash", "-c", shell], capture_output=True, text=True).stdout.split()
     assert held == f"{lib}:/kept.so" and int(mapped) > 0
+    unset = subprocess.run(["bash", "-c", f'set -u; unset LD_PRELOAD; {cause.fix}; echo "$LD_PRELOAD"'],
+                           capture_output=True, text=True)  # a launch script under set -u, nothing preloaded yet
+    assert (unset.returncode, unset.stdout.strip()) == (0, lib)
     assert not diagnose(log.replace("static TLS block", "the heap")).causes  # another failure: no LD_PRELOAD
+
+
+@pytest.mark.parametrize("path, line", [
+    ("/home/u/envs/rl(py310)/lib/libgomp.so.1", "export LD_PRELOAD='/home/u/envs/rl(py310)/lib/libgomp.so.1'"),
+    ("libgomp.so.1", "export LD_PRELOAD=libgomp.so.1"),
+    ("./vendor/libgomp.so.1", None),  # relative to the raising worker's directory, not the launch's
+    ("/opt/my libs/libgomp.so.1", None)])  # a space: where the path starts is not known
+def test_the_preloaded_library_is_the_whole_path_quoted_for_the_shell(path, line):
+    (cause,) = diagnose(f"OSError: {path}: cannot allocate memory in static TLS block\n").causes
+    assert cause.key == "LD_PRELOAD"
+    assert cause.fix == (line + "${LD_PRELOAD:+:$LD_PRELOAD}" if line else None)
+    if line:  # the shell reads the path back whole, '(' and all
+        out = subprocess.run(["bash", "-c", f'unset LD_PRELOAD; {cause.fix}; echo "$LD_PRELOAD"'],
+                             capture_output=True, text=True)
+        assert out.stdout.strip() == path
 
 
 @pytest.mark.parametrize("line, kind", [

@@ -10,6 +10,7 @@ or network, upstream code) and no key is blamed.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
@@ -27,7 +28,10 @@ MODEL_FIELDS = frozenset({
     "num_attention_heads", "num_query_groups", "num_key_value_heads", "num_layers", "hidden_size",
     "ffn_hidden_size", "num_moe_experts", "num_experts", "vocab_size", "kv_channels", "padded_vocab_size",
     "max_position_embeddings", "moe_ffn_hidden_size", "first_k_dense_replace", "num_hidden_layers", "head_dim",
-    "intermediate_size", "num_key_value_groups", "world_size", "data_parallel_size", "rank"})
+    "intermediate_size", "num_key_value_groups", "world_size", "data_parallel_size", "rank",
+    # the architecture's own: experts per token, latent attention and its ranks, the shared experts' width
+    "moe_router_topk", "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim",
+    "v_head_dim", "moe_shared_expert_intermediate_size"})
 _ENV = re.compile(r"(?i:environment variable|env var(?:iable)?|export)\s+`?(?P<var>[A-Z][A-Z0-9_]{2,})\b`?"
                   r"(?:[^.\n]*?(?:\b(?i:to)\b|=)\s*`?(?P<value>[\w./:-]+))?")
 _MODULE = re.compile(r"No module named '(?P<mod>[\w.]+)'|cannot import name '(?P<name>\w+)' from '(?P<from>[\w.]+)'"
@@ -121,19 +125,26 @@ _DIAGNOSTIC = frozenset({"HYDRA_FULL_ERROR", "OC_CAUSE", "TORCH_SHOW_CPP_STACKTR
 
 #: glibc's loader refusing a shared library a late ``dlopen`` loads (common on aarch64, for OpenMP's libgomp): the
 #: library named, loaded first through ``LD_PRELOAD``, gets its thread-local storage before the block fills.
-_STATIC_TLS = re.compile(r"(?P<lib>/[^\s:'\"]+\.so(?:\.[\w.-]+)?): cannot allocate memory in static TLS block")
+_STATIC_TLS = re.compile(r"cannot allocate memory in static TLS block|cannot load any more object with static TLS")
+#: The library's path, whole: at the start of a line or after ``Type: `` (a path with a space is not read).
+_TLS_LIB = re.compile(r"(?:^|(?<=: ))(?P<lib>[^\s:'\"]+\.so(?:\.[\w.-]+)?): cannot allocate memory in static TLS block",
+                      re.M)
 
 
 def static_tls(raised: Raised) -> Optional[Verdict]:
-    """A library the loader cannot load this late: ``LD_PRELOAD`` loads it first, in every process it starts."""
-    tls = _STATIC_TLS.search(raised.message)
-    if tls is None:
+    """A library the loader cannot load this late: ``LD_PRELOAD`` loads it first, in every process it starts. The
+    line quotes the path for the shell and keeps what ``LD_PRELOAD`` held (unset or not, under ``set -u`` too)."""
+    if not _STATIC_TLS.search(raised.message):
         return None
-    lib = tls.group("lib")
+    hit = _TLS_LIB.search(raised.message)
+    lib = hit.group("lib") if hit else None
+    # a relative path is the raising process's (a Ray worker's working directory): a soname or an absolute path only
+    fix = f"export LD_PRELOAD={shlex.quote(lib)}${{LD_PRELOAD:+:$LD_PRELOAD}}" \
+        if lib and (lib.startswith("/") or "/" not in lib) else None
     return Verdict("env", tr(
         "{type}: {lib} cannot be loaded this late (the loader's static TLS block is full): load it first with "
-        "LD_PRELOAD, exported before Ray starts its workers", type=raised.type, lib=lib),
-        [Cause("LD_PRELOAD", f"export LD_PRELOAD={lib}:$LD_PRELOAD")], certainty="likely")
+        "LD_PRELOAD, exported before Ray starts its workers", type=raised.type,
+        lib=lib or tr("the library the message names")), [Cause("LD_PRELOAD", fix)], certainty="likely")
 
 
 def environment(raised: Raised, found: Optional[Match]) -> Optional[Cause]:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 from typing import Any, Optional
 
 from .. import eras
+from ..catalog.universe import arguments, stack_facts
 from ._sites import Match
 from ._solve import divisor_passing, nearest_passing, raises, value_of
 
@@ -49,17 +51,56 @@ def solve(found: Match, leaf: str, unread: bool = False) -> Optional[Any]:
     if chain is None:
         return None
     switch = switch_in(site.condition, chain)
-    if not (switch or unread):
+    if not unread:  # a switch the condition reads alone: its other state, where that passes and this one raises
+        if not switch:
+            return None
+        states = {state: raises(site.condition, site.raises_when_false, {**values, chain: state})
+                  for state in (True, False)}
+        passing = [state for state, raised in states.items() if raised is False]
+        return passing[0] if len(passing) == 1 and states[not passing[0]] is True else None
+    passing = passing_values(found, leaf)
+    return passing[0] if passing is not None and len(passing) == 1 else None
+
+
+#: The integers a setting the message did not print is tried with: small ones, and powers of two beyond them (so
+#: ``x % 256 == 0`` is not read as "only 0 passes").
+_INTEGERS = (*range(0, 65), 96, 128, 256, 512, 1024, 4096, 1 << 16)
+
+
+def passing_values(found: Match, leaf: str) -> Optional[list[Any]]:
+    """The values of a setting the message did not print for which the condition passes whatever else it reads (the
+    site did raise, so the setting held another): a switch's states, or integers. None where the setting's type is
+    not known to be a switch or an integer, or the condition does not read it by name."""
+    _values, expr = _printed(found, leaf)
+    chain = next((c for c in found.site.chains if c.rsplit(".", 1)[-1] == leaf), None)
+    kind = kind_of(leaf)
+    if expr is not None or chain is None or kind is None or (kind is bool and not switch_in(found.site.condition,
+                                                                                              chain)):
         return None
-    # the message printed no value for it: the one state (or, ``unread``, size) for which the condition passes,
-    # where the other raises; ``unread``, where the others may raise whatever else the condition reads (the site did
-    # raise, so the setting held one of those)
-    probes = (True, False) if switch else range(1, 65)
-    states = {probe: raises(site.condition, site.raises_when_false, {**values, chain: probe}) for probe in probes}
-    passing = [probe for probe, raised in states.items() if raised is False]
-    if len(passing) != 1:
-        return None
-    return passing[0] if unread or (switch and states[not passing[0]] is True) else None
+    values = {e: value_of(t) for e, t in found.bound.items()}
+    return [probe for probe in ((True, False) if kind is bool else _INTEGERS)
+            if raises(found.site.condition, found.site.raises_when_false, {**values, chain: probe}) is False]
+
+
+@lru_cache(maxsize=None)
+def _kinds() -> dict[str, Optional[type]]:
+    """Setting -> ``bool`` or ``int``, as megatron-core's config defaults (every line here) and MindSpeed's and
+    Megatron-LM's arguments (``store_true``, ``type=int``) type it; None where they disagree."""
+    seen: dict[str, set] = {}
+    for line in stack_facts()["megatron_core"].values():
+        for name, default in {**line["fields"], **line["mla_fields"]}.items():
+            if isinstance(default, (bool, int)):
+                seen.setdefault(name, set()).add(type(default))
+    for dest, spec in arguments().items():
+        kind = bool if spec.get("action") in ("store_true", "store_false") else int if spec.get("type") == "int" \
+            else None
+        if kind is not None:
+            seen.setdefault(dest, set()).add(kind)
+    return {name: next(iter(kinds)) if len(kinds) == 1 else None for name, kinds in seen.items()}
+
+
+def kind_of(leaf: str) -> Optional[type]:
+    return _kinds().get(leaf)
 
 
 def _printed(found: Match, leaf: str) -> tuple[dict[str, Any], Optional[str]]:
@@ -115,4 +156,4 @@ def helpless(found: Match, leaf: str) -> bool:
     return all(raises(site.condition, site.raises_when_false, {**values, expr: v}) is True for v in probes)
 
 
-__all__ = ["WORLD_DIVISORS", "helpless", "solve", "switch_in"]
+__all__ = ["WORLD_DIVISORS", "helpless", "kind_of", "passing_values", "solve", "switch_in"]

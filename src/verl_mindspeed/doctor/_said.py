@@ -132,21 +132,28 @@ def _printed_sizes(message: str) -> list[str]:
     return [n for n in dict.fromkeys(named) if n in _SIZES]
 
 
+def _failing(message: str) -> Optional[tuple[list[str], list[int], int]]:
+    """(names, values, world size) of the one product of sizes the one world size the message prints is not a
+    multiple of (``TP(2)*PP(4)*CP(4) = 32`` on 16, not ``EP(8)*ETP(1) = 8``); None where the world size is not
+    printed, printed twice (8 per node, 16 in all), or not one product fails."""
+    worlds = {int(w.group("n") or w.group("n2")) for w in _WORLD.finditer(message)}
+    if len(worlds) != 1:
+        return None
+    (n,) = worlds
+    failing = [(names, values) for names, values in _products(message) if len(names) == len(values)
+               and 0 < n <= 1 << 20 and all(0 < v <= 1 << 16 for v in values) and n % prod(values)]
+    return (*failing[0], n) if len(failing) == 1 else None
+
+
 def _product_fix(message: str) -> dict[str, int]:
     """A printed product of sizes the world size must be a multiple of (``ETP * EP * PP (1 * 64 * 4 = 256)``), with
     the world size the message also prints (``requested 128 GPUs``): each size's largest divisor of its value that
     makes the product divide the world size (PP 4 gives 2). Nothing without the world size."""
-    worlds = {int(w.group("n") or w.group("n2")) for w in _WORLD.finditer(message)}
-    products = _products(message)
-    if len(worlds) != 1 or not products:
-        return {}  # none printed, or several (8 per node, 16 in all): which one is the world is not said
-    (n,), (names, values) = worlds, products[0]
-    if len(names) != len(values) or not 0 < n <= 1 << 20 or not all(0 < v <= 1 << 16 for v in values):
-        return {}  # a size of 0, or numbers no run has: nothing to solve
-    product = prod(values)
-    if n % product == 0:
+    found = _failing(message)
+    if found is None:
         return {}
-    out = {}
+    names, values, n = found
+    product, out = prod(values), {}
     for name, value in zip(names, values):
         rest = product // value
         fit = next((d for d in range(value - 1, 0, -1) if value % d == 0 and n % (rest * d) == 0), None)
@@ -270,8 +277,10 @@ def named(raised: Raised, site: Optional[Match], verl_version: Optional[str] = N
     engine_side = not raised.frames or any(e in f.replace("\\", "/") for f, _l, _fn in raised.frames for e in _ENGINES)
     printed = _printed_keys(message, engine_side, verl_version)
     keys = {leaf: key for leaf, (key, _v, _a) in printed.items()}
-    product = _product_fix(message)  # with the world size printed: only the sizes that can move are at fault
-    keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(message) if not product or short in product})
+    product = _product_fix(message)  # with the world size printed: only the failing product's sizes that can move
+    failing = _failing(message)
+    keys.update({short: ACTOR + _SIZES[short] for short in _printed_sizes(message)
+                 if (not product or short in product) and (failing is None or short in failing[0])})
     if not keys:
         return None
     smaller = _SMALLER.search(message)

@@ -12,8 +12,8 @@ from typing import Any, Optional
 from ..catalog import verl_keys
 from ..i18n import Msg
 from ._advice import advised_flags
-from ._blame import Cause, Verdict, engine_keys, paths_for
-from ._fix import solve
+from ._blame import Cause, Verdict, engine_keys, fields_of, paths_for
+from ._fix import passing_values, solve
 from ._replay import Replay, clears
 from ._sites import Match
 from ._verl import sections_of
@@ -51,13 +51,51 @@ def settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repla
     if advice and len(advice) == len(advised):  # every flag it asks for, or no line: a part of the way out is none
         return Verdict("override", what, [Cause(k, line(k, value)) for leaf, value in advice.items()
                                           for k in _keys(site, leaf, launch, options)], tuple(advice), "likely")
-    for leaf in settable:  # the one value that passes whatever the unprinted rest of the condition reads
-        value = solve(site, leaf, unread=True)
-        if value is not None:
-            return Verdict("override", what, [Cause(k, line(k, value)) for k in _keys(site, leaf, launch, options)],
-                           tuple(settable), "likely")
+    unread = _unread(site, settable, launch)
+    if unread:  # settings the message did not print, each of which can clear the condition whatever the rest reads
+        return Verdict("override", what, [Cause(k, line(k, value) if value is not None else None)
+                                          for leaf, value in unread for k in _keys(site, leaf, launch, options)],
+                       tuple(settable), "possible")
     certainty = "likely" if any(c.fix for c in causes) else "possible"
     return Verdict("override", what, unique(causes), tuple(settable), certainty)
+
+
+def _unread(site: Match, settable: list[str], launch: Optional[Replay]) -> list[tuple[str, Any]]:
+    """Where the message printed none of the settings its condition reads, and each is a switch or an integer: every
+    setting some value of which clears the condition whatever the others read, each an alternative, with its line
+    where exactly one value does (``cpu_offloading and pipeline_model_parallel_size > 1``: ``cpu_offloading=False``,
+    or a pipeline size of 0 or 1, no line). Nothing where one of them is of another type (a string that could clear
+    it too), where one the launch does not write could clear it (``bf16 or fp16``: verl sets the precision), where
+    no alternative has a line, or for a verl class's field without the launch (which section's key it is, the message
+    does not say)."""
+    if site.site.package == "verl" and launch is None:
+        return []
+    fields = fields_of(site)
+    passing = {leaf: passing_values(site, leaf) for leaf in fields}
+    if not fields or any((values is None and (leaf in settable or _setting(leaf))) or (values and leaf not in settable)
+                         for leaf, values in passing.items()):
+        return []  # a setting of another type, or one the launch does not write (bf16, which verl sets), may clear it
+    out = [(leaf, values[0] if len(values) == 1 and _writable(leaf) else None)
+           for leaf, values in passing.items() if values and leaf in settable]
+    return out if any(value is not None for _leaf, value in out) else []
+
+
+def _setting(leaf: str) -> bool:
+    """A name megatron-core, Megatron-LM or MindSpeed configures (not a module's own flag such as
+    ``_grad_accum_fusion_available``)."""
+    from ..catalog.universe import arguments, core_line_fields
+
+    return leaf in arguments() or any(leaf in fields for fields in core_line_fields().values())
+
+
+def _writable(leaf: str) -> bool:
+    """A setting a verl launch writes as itself: megatron-core's config field, a parallel size, or a MindSpeed
+    feature of the catalogue (not a Megatron-LM training argument verl sets in its own way)."""
+    from .. import catalog, eras
+    from ..catalog.universe import core_line_fields
+
+    return leaf in eras.PARALLEL_SIZES or any(leaf in fields for fields in core_line_fields().values()) or \
+        leaf in {f.name for f in catalog.flags()}
 
 
 def _keys(site: Match, leaf: str, launch: Optional[Replay], options: dict) -> list[str]:
