@@ -1247,3 +1247,20 @@ def test_pythons_own_message_quoted_without_its_type_is_given_it(text, kind, ver
     (failure,) = found.failures
     assert (failure.raised.type, failure.verdict.kind, found.causes) == (kind, verdict, [])
     assert found.exit_code == (0 if verdict == "version-skew" else 1)
+
+
+def test_a_runtime_variable_the_message_calls_too_small_is_set_to_the_size_it_states_is_needed():
+    """CANN's MoE dispatch on Ascend: "HCCL_BUFFSIZE is too SMALL ... NEEDED_HCCL_BUFFSIZE(...) = 609MB,
+    HCCL_BUFFSIZE=200MB" is the environment's, with the needed size in the unit the variable is read in. Without
+    the needed size, the variable is named with no line."""
+    log = ("RuntimeError: npu_moe_distribute_dispatch_v2: NPU function error: call aclnnMoeDistributeDispatchV3 failed,"
+           " error code is 561002\n"
+           "EZ9999[PID: 1] (EZ9999):  HCCL_BUFFSIZE is too SMALL, maxBs = 512, h = 2048, NEEDED_HCCL_BUFFSIZE(((maxBs *"
+           " tokenNeedSizeDispatch) + (maxBs * k)) * 2) = 609MB, HCCL_BUFFSIZE=200MB.[FUNC:Tiling]\n")
+    found = diagnose(log)
+    assert found.failures[0].verdict.kind == "env"
+    assert [(c.key, c.fix) for c in found.causes] == [("HCCL_BUFFSIZE", "export HCCL_BUFFSIZE=609")]
+    unstated = log.replace(" = 609MB, HCCL_BUFFSIZE=200MB", "")
+    assert [(c.key, c.fix) for c in diagnose(unstated).causes] == [("HCCL_BUFFSIZE", None)]
+    other_units = log.replace("= 609MB", "= 609KB")  # the needed size in another unit than the variable's
+    assert [c.fix for c in diagnose(other_units).causes] == [None]

@@ -147,7 +147,28 @@ def static_tls(raised: Raised) -> Optional[Verdict]:
         lib=lib or tr("the library the message names")), [Cause("LD_PRELOAD", fix)], certainty="likely")
 
 
+#: A runtime's own variable the message says is too small or too large (CANN's ``HCCL_BUFFSIZE is too SMALL, ...
+#: NEEDED_HCCL_BUFFSIZE(...) = 609MB, HCCL_BUFFSIZE=200MB``): that variable; the value it states is needed, in the
+#: unit it states the current one in, is its line.
+_SIZED = re.compile(r"\b(?P<var>[A-Z][A-Z0-9]*_[A-Z0-9_]{2,})\b (?:is|was) too (?i:small|large|big|low)\b")
+
+
+def sized(raised: Raised) -> Optional[Cause]:
+    hit = _SIZED.search(raised.message)
+    if hit is None or hit.group("var") in _DIAGNOSTIC:
+        return None
+    var = re.escape(hit.group("var"))
+    need = re.search(rf"\bNEEDED_{var}\b[^=\n]*=\s*(?P<n>\d+)\s*(?P<unit>[A-Za-z]*)", raised.message)
+    have = re.search(rf"(?<![\w(]){var}\s*=\s*\d+\s*(?P<unit>[A-Za-z]*)", raised.message)
+    fix = f"export {hit.group('var')}={need.group('n')}" if need and have and need.group("unit") == have.group(
+        "unit") else None
+    return Cause(hit.group("var"), fix)
+
+
 def environment(raised: Raised, found: Optional[Match]) -> Optional[Cause]:
+    runtime = sized(raised)
+    if runtime is not None:
+        return runtime
     hit = next((h for h in _ENV.finditer(raised.message) if h.group("var").upper() not in _DIAGNOSTIC), None)
     condition = found.site.condition if found and found.site.condition else ""
     if hit is None:
