@@ -1070,7 +1070,7 @@ def test_the_last_raise_of_a_collapsed_traceback_is_read_with_its_call():
 @pytest.mark.parametrize("message", [
     "requested 128 GPUs: world size must be divisible by TP * PP (0 * 4 = 0)",  # a size of 0
     "requested 64 GPUs: world size must be divisible by EP * PP (3000000000 * 4 = 12000000000)",  # no run has it
-    "using 8 GPUs per node, 16 GPUs in total: world size must be divisible by TP * PP (4 * 8 = 32)"])  # which?
+    "16 GPUs requested, 64 GPUs found: world size must be divisible by TP * PP (4 * 8 = 32)"])  # which?
 def test_a_printed_product_gives_no_value_where_the_world_or_the_sizes_are_not_clear(message):
     found = diagnose(f"ValueError: {message}\n")
     assert found.causes and not any(c.fix for c in found.causes)
@@ -1264,3 +1264,46 @@ def test_a_runtime_variable_the_message_calls_too_small_is_set_to_the_size_it_st
     assert [(c.key, c.fix) for c in diagnose(unstated).causes] == [("HCCL_BUFFSIZE", None)]
     other_units = log.replace("= 609MB", "= 609KB")  # the needed size in another unit than the variable's
     assert [c.fix for c in diagnose(other_units).causes] == [None]
+
+
+@pytest.mark.parametrize("log", [
+    "(TaskRunner pid=11) fatal: not a git repository (or any of the parent directories): .git\nstep 1\n",
+    "No module named 'megatron.training' (WARNING: optional; continuing with megatron.core)\nstep 1/100 loss=0.5\n",
+    "**KeyboardInterrupt**\nI stopped the run by hand; config was ppo_micro_batch_size_per_gpu=4\n",
+    "a non-fatal: retrying the download\n"])
+def test_lines_that_only_look_like_failures_are_no_failure(log):
+    """git's own "fatal:" on a run's start, Python's message inside a warning, a bold word that is a type with no
+    message: nothing the run failed of, so nothing placed and no key blamed."""
+    found = diagnose(log)
+    assert (found.exit_code, found.causes) == (2, [])
+
+
+def test_a_product_printed_twice_is_one_and_a_per_node_count_is_no_world_size():
+    megatron = "actor_rollout_ref.actor.megatron."
+    twice = ("ValueError: world size 16: EP(8)*ETP(1) = 8 per group, but TP(2)*PP(4)*CP(4) = 32 does not divide it "
+             "(TP(2)*PP(4)*CP(4) = 32)\n")
+    assert {c.key.removeprefix(megatron): c.fix.rsplit("=", 1)[-1] for c in diagnose(twice).causes} == {
+        "tensor_model_parallel_size": "1", "pipeline_model_parallel_size": "2", "context_parallel_size": "2"}
+    forms = "ValueError: requested 128 GPUs: ETP * EP * PP (1 * 64 * 4 = 256); ETP(1)*EP(64)*PP(4) = 256\n"
+    assert [c.fix.rsplit(".", 1)[-1] for c in diagnose(forms).causes] == [
+        "expert_model_parallel_size=32", "pipeline_model_parallel_size=2"]
+    per_node = "ValueError: 8 GPUs per node: TP(2)*PP(4)*CP(4) = 32 does not divide the world size\n"
+    assert not any(c.fix for c in diagnose(per_node).causes)  # 8 is a node's, not the world's
+    both = "ValueError: using 8 GPUs per node, 16 GPUs in total: world size must be divisible by TP * PP (4 * 8 = 32)\n"
+    assert [c.fix.rsplit(".", 1)[-1] for c in diagnose(both).causes] == [  # 16 in all: TP 2 or PP 4 fit it
+        "tensor_model_parallel_size=2", "pipeline_model_parallel_size=4"]
+
+
+@pytest.mark.parametrize("message, switch", [
+    ("--use-torch-fsdp2 is not supported with pipeline parallelism", None),
+    ("`async_tensor_model_parallel_allreduce` and `sequence_parallel` cannot be enabled at the same time.",
+     "async_tensor_model_parallel_allreduce")])
+def test_an_unprinted_condition_never_moves_the_layout_blind(message, switch):
+    """A size or sequence parallelism the message does not print is named with no line: the check may sit under a
+    feature's switch the index does not hold, and turning sequence parallelism off under MoE with TP meets
+    megatron-core's next check. A feature's own switch keeps its line."""
+    kind = "RuntimeError" if switch else "AssertionError"
+    causes = {c.key.rsplit(".", 1)[-1]: c.fix for c in diagnose(f"{kind}: {message}\n").causes}
+    layout = {"pipeline_model_parallel_size", "sequence_parallel"} & set(causes)
+    assert layout and all(causes[leaf] is None for leaf in layout)
+    assert (switch is None) or causes[switch].endswith(f"{switch}=False")

@@ -135,7 +135,7 @@ _ERROR_LINE = re.compile(r"\b(?:CUDA error|NPU (?:function )?error|Invalid devic
                          r"illegal memory access was encountered)\b|"
                          r"\berror code(?: is)?:? [1-9]\d*|"
                          r"\b(?:NPU|GPU|CUDA|devices?)\b[^.]{0,40}\bis not (?:available|visible)\b|"
-                         r"^(?:ERROR|CRITICAL|FATAL):[\w.]+:|^\S+: error: |\bfatal(?: error)?\s*:|"
+                         r"^(?:ERROR|CRITICAL|FATAL):[\w.]+:|^\S+: error: |(?<!non-)\bfatal error:|^\s*\w+ fatal\s*:|"
                          r"(?:^|[\s\[\]>|])(?:[A-Z][A-Za-z]*Error|ERROR|Error)(?:\]|:\s(?![-+]?\d))")
 #: A line that reports no failure though it speaks of one: a warning ("WARNING ... will raise a TypeError: ...",
 #: torch's ``[W ...] Warning: ...``), an info or debug line ("INFO: CUDA is not available, running on NPU").
@@ -158,10 +158,12 @@ def _error_lines(text: str) -> list[Raised]:
     out = []
     for stream, line, number in clean(text)[-20000:]:
         plain = line.strip()[:2000]
+        if _CHATTER.search(plain) or not _prose(line):
+            continue
         typed = next((kind for pattern, kind in _PYTHON if pattern.search(plain.strip("`\"“”"))), None)
         if typed:
             out.append(Raised(typed, plain.strip("`\"“”"), [], stream, number))
-        elif _ERROR_LINE.search(line[:2000]) and not _CHATTER.search(line[:2000]) and _prose(line):
+        elif _ERROR_LINE.search(line[:2000]):
             out.append(Raised("Error", plain.strip("`\"“”'").strip(), [], stream, number))
     return out[-2:]
 

@@ -69,38 +69,45 @@ _INTEGERS = (*range(0, 65), 96, 128, 256, 512, 1024, 4096, 1 << 16)
 
 def passing_values(found: Match, leaf: str) -> Optional[list[Any]]:
     """The values of a setting the message did not print for which the condition passes whatever else it reads (the
-    site did raise, so the setting held another): a switch's states, or integers. None where the setting's type is
-    not known to be a switch or an integer, or the condition does not read it by name."""
+    site did raise, so the setting held another): a switch's states, or integers, and None where the setting may be
+    unset. None where the setting's type is not known to be a switch or an integer, or the condition does not read
+    it by name."""
     _values, expr = _printed(found, leaf)
     chain = next((c for c in found.site.chains if c.rsplit(".", 1)[-1] == leaf), None)
-    kind = kind_of(leaf)
+    kind, optional = _kinds().get(leaf, (None, False))
     if expr is not None or chain is None or kind is None or (kind is bool and not switch_in(found.site.condition,
                                                                                               chain)):
         return None
     values = {e: value_of(t) for e, t in found.bound.items()}
-    return [probe for probe in ((True, False) if kind is bool else _INTEGERS)
+    probes = ((True, False) if kind is bool else _INTEGERS) + ((None,) if optional else ())
+    return [probe for probe in probes
             if raises(found.site.condition, found.site.raises_when_false, {**values, chain: probe}) is False]
 
 
 @lru_cache(maxsize=None)
-def _kinds() -> dict[str, Optional[type]]:
-    """Setting -> ``bool`` or ``int``, as megatron-core's config defaults (every line here) and MindSpeed's and
-    Megatron-LM's arguments (``store_true``, ``type=int``) type it; None where they disagree."""
+def _kinds() -> dict[str, tuple[Optional[type], bool]]:
+    """Setting -> (``bool`` or ``int``, whether it may be unset), as megatron-core's config defaults (every line
+    here) and MindSpeed's and Megatron-LM's arguments (``store_true``, ``type=int``) type it: no type where any
+    of them says another (a float, a string, a list of values)."""
     seen: dict[str, set] = {}
     for line in stack_facts()["megatron_core"].values():
         for name, default in {**line["fields"], **line["mla_fields"]}.items():
-            if isinstance(default, (bool, int)):
-                seen.setdefault(name, set()).add(type(default))
+            seen.setdefault(name, set()).add(type(default))
     for dest, spec in arguments().items():
-        kind = bool if spec.get("action") in ("store_true", "store_false") else int if spec.get("type") == "int" \
-            else None
-        if kind is not None:
-            seen.setdefault(dest, set()).add(kind)
-    return {name: next(iter(kinds)) if len(kinds) == 1 else None for name, kinds in seen.items()}
+        kind = bool if spec.get("action") in ("store_true", "store_false") else \
+            int if spec.get("type") == "int" and not spec.get("nargs") else object
+        seen.setdefault(dest, set()).add(kind)
+        if "default" in spec:
+            seen[dest].add(type(spec["default"]))
+    out = {}
+    for name, kinds in seen.items():
+        typed = kinds - {type(None)}
+        out[name] = (next(iter(typed)) if len(typed) == 1 and typed <= {bool, int} else None, type(None) in kinds)
+    return out
 
 
 def kind_of(leaf: str) -> Optional[type]:
-    return _kinds().get(leaf)
+    return _kinds().get(leaf, (None, False))[0]
 
 
 def _printed(found: Match, leaf: str) -> tuple[dict[str, Any], Optional[str]]:

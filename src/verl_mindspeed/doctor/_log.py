@@ -152,7 +152,8 @@ def _unwrapped(line: str) -> str:
     if len(line) > 20000 or not line.lstrip()[:2] or line.lstrip()[0] not in "*_\"“`":
         return line
     hit = _WRAPPED.match(line)
-    return hit.group("indent") + hit.group("inner") if hit and _EXC.match(hit.group("inner")) else line
+    typed = _EXC.match(hit.group("inner")) if hit else None
+    return hit.group("indent") + hit.group("inner") if typed and typed.group("msg") else line
 
 
 def exceptions(text: str) -> list[Raised]:

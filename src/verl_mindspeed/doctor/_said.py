@@ -110,7 +110,8 @@ def _reached(message: str, leaf: str) -> bool:
 _PRODUCT = re.compile(r"\b(?P<names>(?:[A-Z]{2,3} ?\* ?){1,5}[A-Z]{2,3}) ?\( ?(?P<values>\d+(?: ?\* ?\d+){1,5})")
 #: The same product with each size's value after its name: ``PP(2)*CP(4)*TP(2) = 16``.
 _EACH = re.compile(r"\b(?:[A-Z]{2,3} ?\( ?\d+ ?\) ?\* ?){1,5}[A-Z]{2,3} ?\( ?\d+ ?\)")
-_WORLD = re.compile(r"\b(?P<n>\d+) (?:GPUs|NPUs|devices|ranks)\b|\bworld[ _]size (?:\(|=|of |is )?(?P<n2>\d+)", re.I)
+_WORLD = re.compile(r"\b(?P<n>\d+) (?:GPUs|NPUs|devices|ranks)\b(?! (?:per|on each|each|in each)\b)|"
+                    r"\bworld[ _]size (?:\(|=|of |is )?(?P<n2>\d+)", re.I)
 
 
 def _products(message: str) -> list[tuple[list[str], list[int]]]:
@@ -140,9 +141,12 @@ def _failing(message: str) -> Optional[tuple[list[str], list[int], int]]:
     if len(worlds) != 1:
         return None
     (n,) = worlds
-    failing = [(names, values) for names, values in _products(message) if len(names) == len(values)
-               and 0 < n <= 1 << 20 and all(0 < v <= 1 << 16 for v in values) and n % prod(values)]
-    return (*failing[0], n) if len(failing) == 1 else None
+    failing = {(tuple(names), tuple(values)) for names, values in _products(message) if len(names) == len(values)
+               and 0 < n <= 1 << 20 and all(0 < v <= 1 << 16 for v in values) and n % prod(values)}
+    if len(failing) != 1:  # the same product printed twice (in both forms) is one
+        return None
+    (names, values), = failing
+    return list(names), list(values), n
 
 
 def _product_fix(message: str) -> dict[str, int]:

@@ -75,9 +75,18 @@ def _unread(site: Match, settable: list[str], launch: Optional[Replay]) -> list[
     if not fields or any((values is None and (leaf in settable or _setting(leaf))) or (values and leaf not in settable)
                          for leaf, values in passing.items()):
         return []  # a setting of another type, or one the launch does not write (bf16, which verl sets), may clear it
-    out = [(leaf, values[0] if len(values) == 1 and _writable(leaf) else None)
+    out = [(leaf, values[0] if len(values) == 1 and _writable(leaf) and leaf not in _LAYOUT else None)
            for leaf, values in passing.items() if values and leaf in settable]
     return out if any(value is not None for _leaf, value in out) else []
+
+
+#: The layout: a size the message did not print, or sequence parallelism, is named but given no line where the
+#: condition alone is read. The check may sit under a feature's switch the index does not hold (``--use-torch-fsdp2
+#: is not supported with pipeline parallelism``), and a layout moved blind meets the next check (MoE with TP needs
+#: sequence parallelism).
+_LAYOUT = frozenset({"tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+                     "expert_model_parallel_size", "expert_tensor_parallel_size",
+                     "virtual_pipeline_model_parallel_size", "sequence_parallel"})
 
 
 def _setting(leaf: str) -> bool:
