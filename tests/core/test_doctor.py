@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -1307,3 +1308,21 @@ def test_an_unprinted_condition_never_moves_the_layout_blind(message, switch):
     layout = {"pipeline_model_parallel_size", "sequence_parallel"} & set(causes)
     assert layout and all(causes[leaf] is None for leaf in layout)
     assert (switch is None) or causes[switch].endswith(f"{switch}=False")
+
+
+def test_a_division_by_a_setting_that_is_zero_names_that_setting_in_the_frames_section(tmp_path):
+    """Python's own traceback of verl's critic check with a micro batch size of 0 (one verl derived by dividing by
+    the devices): the code line divides by the critic's field, so ``critic.ppo_micro_batch_size`` is named, with no
+    line (the positive value the run wants is not in the log). A division by a model fact names nothing."""
+    critic = tmp_path / "verl" / "workers" / "critic" / "dp_critic.py"
+    critic.parent.mkdir(parents=True)
+    critic.write_text("from types import SimpleNamespace\n\n\nclass DataParallelPPOCritic:\n"
+                      "    def __init__(self, config):\n        self.config = config\n"
+                      "        assert self.config.ppo_mini_batch_size % self.config.ppo_micro_batch_size == 0\n\n\n"
+                      "DataParallelPPOCritic(SimpleNamespace(ppo_mini_batch_size=8, ppo_micro_batch_size=0))\n")
+    run = subprocess.run([sys.executable, str(critic)], capture_output=True, text=True)
+    assert "ZeroDivisionError" in run.stderr
+    found = diagnose(run.stderr)
+    assert [(c.key, c.fix) for c in found.causes] == [("critic.ppo_micro_batch_size", None)]
+    heads = run.stderr.replace("self.config.ppo_micro_batch_size ==", "self.config.num_attention_heads ==")
+    assert not diagnose(heads).causes

@@ -48,6 +48,7 @@ from ._settings import settings, stack_set, unique, written_keys
 from ._sites import Match, by_line, match
 from ._stack import code_access, dataclass_refusal, explain, full_key
 from ._verl import written_as
+from ._zero import divided_by_zero
 
 #: At most this many distinct first raises are explained (a log of a thousand workers repeats one).
 MOST = 8
@@ -257,7 +258,9 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     if verdict.kind in ("upstream", "unknown"):  # a call later releases make inside a try that keeps this raise
         verdict = fixed_later(raised, _ran(options)) or verdict
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure
-    return (named(raised, site, options.get("verl_version")) or verdict) if verdict.kind == "unknown" else verdict
+    if verdict.kind == "unknown":
+        verdict = named(raised, site, options.get("verl_version")) or divided_by_zero(raised) or verdict
+    return verdict
 
 
 def _reproduced(raised: Raised, launch: Optional[Replay]) -> list:
