@@ -1326,3 +1326,39 @@ def test_a_division_by_a_setting_that_is_zero_names_that_setting_in_the_frames_s
     assert [(c.key, c.fix) for c in found.causes] == [("critic.ppo_micro_batch_size", None)]
     heads = run.stderr.replace("self.config.ppo_micro_batch_size ==", "self.config.num_attention_heads ==")
     assert not diagnose(heads).causes
+
+
+@pytest.mark.parametrize("path, code, key", [
+    ("/x/verl/workers/actor/dp_actor.py", "n = a // self.critic_config.ppo_micro_batch_size",
+     "critic.ppo_micro_batch_size"),  # the config's own name says the section
+    ("/x/verl/trainer/ppo/ray_trainer.py", "foo(1, self.total // self.config.trainer.save_freq)", "trainer.save_freq"),
+    ("/x/verl/trainer/ppo/ray_trainer.py", "self.n //= self.config.trainer.save_freq", "trainer.save_freq"),
+    ("/x/megatron/training/arguments.py", "assert args.global_batch_size % args.micro_batch_size == 0", None),
+    ("/home/u/my_reward.py", "return correct / self.max_length", None),  # the user's code: no verl config
+    ("/x/verl/workers/engine_factory.py", "n = a // self.config.ppo_micro_batch_size_per_gpu", None),  # "factory"
+    ("/x/verl/workers/actor_critic_utils.py", "n = a // self.config.ppo_micro_batch_size", None),  # two sections
+    ("/x/verl/workers/actor/dp_actor.py",
+     "assert a % cfg.ppo_micro_batch_size == 0 and b % cfg.ppo_micro_batch_size_per_gpu == 0", None),  # which one?
+    ("/x/verl/trainer/ppo/ray_trainer.py", 'log("step %d" % self.config.trainer.save_freq)', None)])  # formatting
+def test_a_division_by_zero_names_a_verl_config_field_only_where_the_line_and_the_frame_say_which(path, code, key):
+    log = (f'Traceback (most recent call last):\n  File "{path}", line 5, in f\n    {code}\n'
+           "ZeroDivisionError: integer division or modulo by zero\n")
+    assert [c.key for c in diagnose(log).causes] == ([key] if key else [])
+
+
+@pytest.mark.parametrize("line, fix", [
+    ("HCCL_BUFFSIZE is too small; export HCCL_BUFFSIZE=1024", "export HCCL_BUFFSIZE=1024"),  # its own advice
+    ("HCCL_BUFFSIZE is too SMALL, NEEDED_HCCL_BUFFSIZE(x) = 608.5MB, HCCL_BUFFSIZE=200.0MB",
+     "export HCCL_BUFFSIZE=609"),
+    ("HCCL_BUFFSIZE is too SMALL, NEEDED_HCCL_BUFFSIZE(x) = 2GB, HCCL_BUFFSIZE=200MB", "export HCCL_BUFFSIZE=2048"),
+    ("HCCL_BUFFSIZE is too SMALL, NEEDED_HCCL_BUFFSIZE(x) = 2GB, HCCL_BUFFSIZE=1GB", None),  # the variable's unit?
+    ("HCCL_DEBUG is too low; HCCL_BUFFSIZE is too small, NEEDED_HCCL_BUFFSIZE(x) = 609MB, HCCL_BUFFSIZE=200MB",
+     "export HCCL_BUFFSIZE=609")])
+def test_a_runtime_variable_gets_the_needed_size_in_megabytes_rounded_up_or_its_messages_own_line(line, fix):
+    assert [(c.key, c.fix) for c in diagnose(f"RuntimeError: dispatch failed\n{line}\n").causes] == [
+        ("HCCL_BUFFSIZE", fix)]
+
+
+@pytest.mark.parametrize("message", ["MAX_TOKENS is too small for this prompt", "BLOCK_SIZE is too large for this GPU"])
+def test_an_upper_case_name_too_small_is_no_environment_variable_unless_a_runtimes(message):
+    assert all(not c.key.isupper() for c in diagnose(f"ValueError: {message}\n").causes)

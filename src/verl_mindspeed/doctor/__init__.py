@@ -26,7 +26,6 @@ from ._blame import (
     lifted_after,
     not_the_launch,
     paths_for,
-    static_tls,
 )
 from ._config import (
     accessed,
@@ -42,6 +41,7 @@ from ._config import (
 from ._fix import helpless
 from ._later import fixed_later
 from ._log import Raised, clean, exceptions, roots
+from ._preload import static_tls
 from ._replay import Replay, clears, replay
 from ._said import named, pointed
 from ._settings import settings, stack_set, unique, written_keys

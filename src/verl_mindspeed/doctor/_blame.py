@@ -9,8 +9,8 @@ or network, upstream code) and no key is blamed.
 
 from __future__ import annotations
 
+import math
 import re
-import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
@@ -123,59 +123,43 @@ _DIAGNOSTIC = frozenset({"HYDRA_FULL_ERROR", "OC_CAUSE", "TORCH_SHOW_CPP_STACKTR
                          "RAY_IGNORE_UNHANDLED_ERRORS", "RAY_BACKEND_LOG_LEVEL", "ASCEND_GLOBAL_LOG_LEVEL"})
 
 
-#: glibc's loader refusing a shared library a late ``dlopen`` loads (common on aarch64, for OpenMP's libgomp): the
-#: library named, loaded first through ``LD_PRELOAD``, gets its thread-local storage before the block fills.
-_STATIC_TLS = re.compile(r"cannot allocate memory in static TLS block|cannot load any more object with static TLS")
-#: The library's path, whole: at the start of a line or after ``Type: `` (a path with a space is not read).
-_TLS_LIB = re.compile(r"(?:^|(?<=: ))(?P<lib>[^\s:'\"]+\.so(?:\.[\w.-]+)?): cannot allocate memory in static TLS block",
-                      re.M)
-
-
-def static_tls(raised: Raised) -> Optional[Verdict]:
-    """A library the loader cannot load this late: ``LD_PRELOAD`` loads it first, in every process it starts. The
-    line quotes the path for the shell and keeps what ``LD_PRELOAD`` held (unset or not, under ``set -u`` too)."""
-    if not _STATIC_TLS.search(raised.message):
-        return None
-    hit = _TLS_LIB.search(raised.message)
-    lib = hit.group("lib") if hit else None
-    # a relative path is the raising process's (a Ray worker's working directory): a soname or an absolute path only
-    fix = f"export LD_PRELOAD={shlex.quote(lib)}${{LD_PRELOAD:+:$LD_PRELOAD}}" \
-        if lib and (lib.startswith("/") or "/" not in lib) else None
-    return Verdict("env", tr(
-        "{type}: {lib} cannot be loaded this late (the loader's static TLS block is full): load it first with "
-        "LD_PRELOAD, exported before Ray starts its workers", type=raised.type,
-        lib=lib or tr("the library the message names")), [Cause("LD_PRELOAD", fix)], certainty="likely")
-
-
 #: A runtime's own variable the message says is too small or too large (CANN's ``HCCL_BUFFSIZE is too SMALL, ...
-#: NEEDED_HCCL_BUFFSIZE(...) = 609MB, HCCL_BUFFSIZE=200MB``): that variable; the value it states is needed, in the
-#: unit it states the current one in, is its line.
+#: NEEDED_HCCL_BUFFSIZE(...) = 609MB, HCCL_BUFFSIZE=200MB``): that variable, where its name is a runtime's (or the
+#: message states the size it needs); the needed size, in megabytes as the current one is printed, is its line.
 _SIZED = re.compile(r"\b(?P<var>[A-Z][A-Z0-9]*_[A-Z0-9_]{2,})\b (?:is|was) too (?i:small|large|big|low)\b")
+_RUNTIME = ("HCCL_", "NCCL_", "ASCEND_", "ACL_", "PYTORCH_", "TORCH_", "CUDA_", "VLLM_", "RAY_", "OMP_", "GLOO_")
+_MB = {"KB": 1 / 1024, "MB": 1, "GB": 1024}
 
 
 def sized(raised: Raised) -> Optional[Cause]:
-    hit = _SIZED.search(raised.message)
-    if hit is None or hit.group("var") in _DIAGNOSTIC:
-        return None
-    var = re.escape(hit.group("var"))
-    need = re.search(rf"\bNEEDED_{var}\b[^=\n]*=\s*(?P<n>\d+)\s*(?P<unit>[A-Za-z]*)", raised.message)
-    have = re.search(rf"(?<![\w(]){var}\s*=\s*\d+\s*(?P<unit>[A-Za-z]*)", raised.message)
-    fix = f"export {hit.group('var')}={need.group('n')}" if need and have and need.group("unit") == have.group(
-        "unit") else None
-    return Cause(hit.group("var"), fix)
+    for hit in _SIZED.finditer(raised.message):
+        var = hit.group("var")
+        name = re.escape(var)
+        need = re.search(rf"\bNEEDED_{name}\b[^=\n]*=\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)", raised.message)
+        if var in _DIAGNOSTIC or not (need or var.startswith(_RUNTIME)):
+            continue
+        have = re.search(rf"(?<![\w(]){name}\s*=\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)", raised.message)
+        scale = _MB.get(need.group("unit").upper()) if need else None
+        needed = math.ceil(float(need.group("n")) * scale) if need and scale else None
+        if needed and have and have.group("unit").upper() == "MB" and needed > float(have.group("n")):
+            return Cause(var, f"export {var}={needed}")  # read in megabytes, and more than it holds
+        return None  # named, no stated size: the message's own advice (``export VAR=...``), if any, decides
+    return None
 
 
 def environment(raised: Raised, found: Optional[Match]) -> Optional[Cause]:
     runtime = sized(raised)
     if runtime is not None:
         return runtime
+    too = next((h.group("var") for h in _SIZED.finditer(raised.message)
+                if h.group("var").startswith(_RUNTIME) and h.group("var") not in _DIAGNOSTIC), None)
     hit = next((h for h in _ENV.finditer(raised.message) if h.group("var").upper() not in _DIAGNOSTIC), None)
     condition = found.site.condition if found and found.site.condition else ""
     if hit is None:
         env = re.search(r"environ(?:\.get)?\(?\[?['\"](?P<var>[A-Z][A-Z0-9_]+)['\"]", condition)
         if env is None and raised.type == "KeyError" and re.fullmatch(r"'[A-Z][A-Z0-9_]{2,}'", raised.message.strip()):
             return Cause(raised.message.strip().strip("'"))
-        return Cause(env.group("var")) if env else None
+        return Cause(env.group("var")) if env else Cause(too) if too else None
     value = hit.group("value")
     return Cause(hit.group("var"), f"export {hit.group('var')}={value}" if value else None)
 
@@ -294,4 +278,4 @@ def _reworded(site: Site, release: str) -> Optional[Site]:
 
 
 __all__ = ["ACTOR", "Cause", "MODEL_FIELDS", "Verdict", "engine_keys", "environment", "fields_of", "lifted_after",
-           "not_the_launch", "paths_for", "source_tree", "static_tls", "the_machine", "verl_leaves"]
+           "not_the_launch", "paths_for", "sized", "source_tree", "the_machine", "verl_leaves"]
