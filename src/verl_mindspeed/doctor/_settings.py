@@ -9,7 +9,9 @@ import os
 from functools import lru_cache
 from typing import Any, Optional
 
+from .. import catalog, eras
 from ..catalog import verl_keys
+from ..catalog.universe import arguments, core_line_fields
 from ..i18n import Msg
 from ._advice import advised_flags
 from ._blame import Cause, Verdict, engine_keys, fields_of, paths_for
@@ -84,25 +86,18 @@ def _unread(site: Match, settable: list[str], launch: Optional[Replay]) -> list[
 #: condition alone is read. The check may sit under a feature's switch the index does not hold (``--use-torch-fsdp2
 #: is not supported with pipeline parallelism``), and a layout moved blind meets the next check (MoE with TP needs
 #: sequence parallelism).
-_LAYOUT = frozenset({"tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
-                     "expert_model_parallel_size", "expert_tensor_parallel_size",
-                     "virtual_pipeline_model_parallel_size", "sequence_parallel"})
+_LAYOUT = frozenset(eras.PARALLEL_SIZES) | {"sequence_parallel"}
 
 
 def _setting(leaf: str) -> bool:
     """A name megatron-core, Megatron-LM or MindSpeed configures (not a module's own flag such as
     ``_grad_accum_fusion_available``)."""
-    from ..catalog.universe import arguments, core_line_fields
-
     return leaf in arguments() or any(leaf in fields for fields in core_line_fields().values())
 
 
 def _writable(leaf: str) -> bool:
     """A setting a verl launch writes as itself: megatron-core's config field, a parallel size, or a MindSpeed
     feature of the catalogue (not a Megatron-LM training argument verl sets in its own way)."""
-    from .. import catalog, eras
-    from ..catalog.universe import core_line_fields
-
     return leaf in eras.PARALLEL_SIZES or any(leaf in fields for fields in core_line_fields().values()) or \
         leaf in {f.name for f in catalog.flags()}
 
