@@ -12,6 +12,7 @@ import json
 import os
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -102,3 +103,18 @@ def test_bytes_that_are_not_text_reach_the_command_and_it_answers(tmp_path_facto
     assert main(["doctor", str(log)]) in (0, 1, 2)
     found = diagnose(_read(str(log)))
     assert json.loads(json.dumps(payload(found, "en")))["exit_code"] == main(["doctor", str(log), "--json"])
+
+
+@pytest.mark.parametrize("name", ["docs_chatlearn_vocab_parallel_embedding_size_mismatch",
+                                  "docs_megatron_bridge_full_recompute_te_scoped_cuda_graph",
+                                  "llamafactory_10505_mca_trainingargs_no_enable_torch_profiler"])
+def test_a_line_of_200000_characters_after_the_exception_does_not_stall_the_matcher(name):
+    """A random draw found these: the line continues the exception's message, and a template that opens with a value
+    was searched across all of it (quadratic, minutes). Values and messages are read to a bounded length now; the
+    exception read is the same."""
+    lines = TEXTS[name].splitlines(True)
+    at = max(i for i, line in enumerate(lines) if "Error" in line)
+    long = "".join(lines[:at + 1]) + "x" * 200_000 + "\n" + "".join(lines[at + 1:])
+    plain, stretched = diagnose(TEXTS[name]), diagnose(long)
+    assert [f.raised.type for f in stretched.failures] == [f.raised.type for f in plain.failures]
+    assert stretched.exit_code in (0, 1, 2)

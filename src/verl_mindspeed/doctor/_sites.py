@@ -156,7 +156,7 @@ def _pattern(site: Site) -> Optional[re.Pattern]:
         words = [w for word in " ".join(part.split()).split(" ") for w in re.split(r"(?<=[.;:!?])(?=[A-Za-z])", word)]
         pieces.append(r"\s*".join(re.escape(w) for w in words) if any(words) else "")
         if k < len(site.exprs):
-            pieces.append(r"\s*(.*?)\s*")
+            pieces.append(r"\s*(.{0,%d}?)\s*" % _VALUE_CHARS)
     try:
         return re.compile("".join(pieces), re.S)
     except re.error:
@@ -173,11 +173,16 @@ def relative(path: str) -> Optional[str]:
     return None
 
 
+#: A value a message prints is at most this long, and a message is read up to ``_MESSAGE_CHARS``: a log's line of a
+#: megabyte (a tensor printed whole) costs the matcher no more than a message does.
+_VALUE_CHARS, _MESSAGE_CHARS = 600, 6000
+
+
 def _bind(site: Site, message: str) -> Optional[dict[str, str]]:
     pattern = _pattern(site)
     if pattern is None:
         return None
-    text = " ".join(message.split())
+    text = " ".join(message[:4 * _MESSAGE_CHARS].split())[:_MESSAGE_CHARS]
     found = pattern.fullmatch(text) or pattern.search(text)
     if found is None:
         return None
@@ -250,7 +255,8 @@ def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:
         bound = _bind(site, raised.message)
         if bound is None:
             continue
-        score = site.literal / 1000 + (0.5 if _pattern(site).fullmatch(" ".join(raised.message.split())) else 0)
+        whole = " ".join(raised.message[:4 * _MESSAGE_CHARS].split())[:_MESSAGE_CHARS]
+        score = site.literal / 1000 + (0.5 if _pattern(site).fullmatch(whole) else 0)
         if best is None or score > best.score:
             best = Match(named(site, bound), bound, tuple(r for r, _ in site.releases), False, score)
     return best
