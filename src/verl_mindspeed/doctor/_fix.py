@@ -3,9 +3,9 @@
 - A number moves to the nearest value that passes; a size the world size is a multiple of, to its largest divisor
   that passes (never a value that needs devices the run may not have), unless the check wants one value.
 - A switch takes its other state, where the condition tests it for truth.
-- A setting the message does not print takes the one value for which the condition passes whatever the rest of it
-  reads (``self.cpu_offloading and self.pipeline_model_parallel_size > 1``: ``False``, or a size of 1), where
-  there is one.
+- A setting the message does not print: the values for which the condition passes whatever the rest of it reads
+  (:func:`passing_values`; ``self.cpu_offloading and self.pipeline_model_parallel_size > 1``: ``False``, or a size
+  of 0 or 1), read by the settings' alternatives.
 - A setting no value of which passes is not at fault (:func:`helpless`).
 """
 
@@ -25,11 +25,10 @@ from ._solve import divisor_passing, nearest_passing, raises, value_of
 WORLD_DIVISORS = frozenset(eras.PARALLEL_SIZES) - {"virtual_pipeline_model_parallel_size"}
 
 
-def solve(found: Match, leaf: str, unread: bool = False) -> Optional[Any]:
+def solve(found: Match, leaf: str) -> Optional[Any]:
     """The value of the setting ``leaf`` for which the site's own condition does not raise: the nearest integer to
     the printed one, or the switch's other state when the condition reads it alone (``self.sequence_parallel is
-    False``, which the message does not print); ``unread``, also the one value that passes whatever the condition's
-    unprinted rest reads (a weaker finding than the upstream message's own advice, tried after it)."""
+    False``, which the message does not print)."""
     site = found.site
     if not site.condition:
         return None
@@ -48,18 +47,12 @@ def solve(found: Match, leaf: str, unread: bool = False) -> Optional[Any]:
             return nearest_passing(site.condition, site.raises_when_false, values, expr)
         return smaller
     chain = next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
-    if chain is None:
+    if chain is None or not switch_in(site.condition, chain):
         return None
-    switch = switch_in(site.condition, chain)
-    if not unread:  # a switch the condition reads alone: its other state, where that passes and this one raises
-        if not switch:
-            return None
-        states = {state: raises(site.condition, site.raises_when_false, {**values, chain: state})
-                  for state in (True, False)}
-        passing = [state for state, raised in states.items() if raised is False]
-        return passing[0] if len(passing) == 1 and states[not passing[0]] is True else None
-    passing = passing_values(found, leaf)
-    return passing[0] if passing is not None and len(passing) == 1 else None
+    states = {state: raises(site.condition, site.raises_when_false, {**values, chain: state})
+              for state in (True, False)}
+    passing = [state for state, raised in states.items() if raised is False]
+    return passing[0] if len(passing) == 1 and states[not passing[0]] is True else None
 
 
 #: The integers a setting the message did not print is tried with: small ones, and powers of two beyond them (so
@@ -104,10 +97,6 @@ def _kinds() -> dict[str, tuple[Optional[type], bool]]:
         typed = kinds - {type(None)}
         out[name] = (next(iter(typed)) if len(typed) == 1 and typed <= {bool, int} else None, type(None) in kinds)
     return out
-
-
-def kind_of(leaf: str) -> Optional[type]:
-    return _kinds().get(leaf, (None, False))[0]
 
 
 def _printed(found: Match, leaf: str) -> tuple[dict[str, Any], Optional[str]]:
@@ -163,4 +152,4 @@ def helpless(found: Match, leaf: str) -> bool:
     return all(raises(site.condition, site.raises_when_false, {**values, expr: v}) is True for v in probes)
 
 
-__all__ = ["WORLD_DIVISORS", "helpless", "kind_of", "passing_values", "solve", "switch_in"]
+__all__ = ["WORLD_DIVISORS", "helpless", "passing_values", "solve", "switch_in"]
