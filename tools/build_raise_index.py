@@ -15,6 +15,8 @@ Every ``raise X(message)`` and ``assert cond, message`` in the sources of each r
 - the locals the condition reads that are one setting under another name (``l``: ``infer_tp`` for
   ``self.config.rollout.tensor_model_parallel_size``, ``vp_size`` for
   ``get_virtual_pipeline_model_parallel_world_size()``), so a value printed for the local binds the setting;
+- for the checks that read Megatron-LM's parsed arguments (its own and MindSpeed's), an argument ``validate_args``
+  copies from another as it stands (``transformer_pipeline_model_parallel_size``) is that other setting, an alias;
 - the condition itself (``k``) and whether it raises when the condition is false (``w``: an ``assert``, or an
   ``else`` branch) or true (an ``if``), so that values read off a message can be put back into it.
 
@@ -407,6 +409,7 @@ def build(upstream: Path, wheels: bool = True) -> dict:
     merged: dict[tuple, dict] = {}
     caught: dict[tuple, dict] = {}
     built_from = []
+    copies: dict[str, set[str]] = {}
     for package, release, files in sources(upstream, wheels):
         count = 0
         for rel, text in files:
@@ -414,6 +417,9 @@ def build(upstream: Path, wheels: bool = True) -> dict:
                 tree = ast.parse(text)
             except (SyntaxError, ValueError):
                 continue
+            if package in _ARGS_READERS:
+                for copy, setting in args_copies(tree).items():
+                    copies.setdefault(copy, set()).add(setting)
             for call in _kept(caught_in(tree)):
                 handlers = json.dumps(call["handlers"])
                 entry = caught.setdefault((package, rel, call["fn"], call["call"], handlers), {
@@ -435,6 +441,7 @@ def build(upstream: Path, wheels: bool = True) -> dict:
                 count += 1
         built_from.append({"package": package, "release": release, "sites": count})
         print(f"{package} {release}: {count} raise sites", file=sys.stderr)
+    _copied(merged.values(), copies)
     sites = sorted(merged.values(), key=lambda e: (e["p"], e["f"], min(e["r"].values()), e["x"]))
     for site, keyword in zip(sites, keywords([s["t"] for s in sites])):
         if keyword:  # the word a message is looked up by (the doctor's own rule: verl_mindspeed.doctor._sites)
@@ -442,6 +449,52 @@ def build(upstream: Path, wheels: bool = True) -> dict:
     _unkept(caught, upstream, wheels)
     calls = sorted(caught.values(), key=lambda e: (e["p"], e["f"], e["fn"], e["call"], json.dumps(e["h"])))
     return {"format": 1, "built_from": built_from, "sites": sites, "caught": calls}
+
+
+#: The packages whose checks read Megatron-LM's parsed arguments after its ``validate_args`` (MindSpeed patches it and
+#: runs it first): a copy that function makes is read by both.
+_ARGS_READERS = ("megatron-training", "mindspeed")
+
+
+def args_copies(tree: ast.AST) -> dict[str, str]:
+    """The arguments ``validate_args`` sets, in its own body and nowhere else in it, to another argument as it stands
+    (``args.transformer_pipeline_model_parallel_size = args.pipeline_model_parallel_size``): copy -> setting. A copy
+    assigned under a condition, or more than once, is a derived value, not the setting."""
+    out = {}
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef) or not function.name.startswith("validate_args"):
+            continue
+        written: dict[str, int] = {}
+        for node in ast.walk(function):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute):
+                    written[target.attr] = written.get(target.attr, 0) + 1
+        for node in function.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    isinstance(target := node.targets[0], ast.Attribute) and isinstance(node.value, ast.Attribute) \
+                    and ast.unparse(target.value) == ast.unparse(node.value.value) == "args" \
+                    and target.attr != node.value.attr and written[target.attr] == 1:
+                out[target.attr] = node.value.attr
+    return out
+
+
+def _copied(sites: Iterable[dict], copies: dict[str, set[str]]) -> None:
+    """Each check of a package that reads the parsed arguments, on a copy every release makes of one setting: that
+    setting among its fields, the copy its alias (a value printed for the copy binds the setting). The YAML form of
+    the arguments (``args.model_parallel.transformer_pipeline_model_parallel_size``) holds the same setting (less
+    one under a standalone embedding stage; none of its checks prints it)."""
+    for site in sites:
+        if site["p"] not in _ARGS_READERS:
+            continue
+        for chain in site.get("a", ()):
+            holder, _, copy = chain.rpartition(".")
+            settings = copies.get(copy, ())
+            if holder.split(".")[0] == "args" and len(settings) == 1:
+                setting = next(iter(settings))
+                site["c"] = sorted({*site["c"], setting})
+                site["l"] = dict(sorted({**site.get("l", {}), copy: setting}.items()))
 
 
 def _kept(calls: list[dict]) -> list[dict]:

@@ -1,6 +1,7 @@
 """The shipped raise-site index holds what the upstream archives give: rebuilt here from MindSpeed's branches,
 Megatron-LM's ``megatron/training`` and Megatron-Bridge's archives (no download), each raise site and each call made
-inside a try is in the shipped index with the same line in each of those releases."""
+inside a try is in the shipped index with the same line in each of those releases, and each site with the same fields
+and aliases."""
 
 from __future__ import annotations
 
@@ -45,3 +46,10 @@ def test_the_shipped_index_holds_what_the_upstream_archives_give():
                 if k not in have or any(have[k].get(r) != line for r, line in e["r"].items())]
         assert rebuilt[part] and not lost, \
             f"{len(lost)} {part} differ (first: {lost[:2]}): run tools/build_raise_index.py"
+    # what each site reads, and the copies of settings it reads under another name (a validate_args copy)
+    reads = {_site_key(e): (e["c"], e.get("l")) for e in shipped["sites"]}
+    changed = [_site_key(e) for e in rebuilt["sites"] if reads[_site_key(e)] != (e["c"], e.get("l"))]
+    assert not changed, f"{len(changed)} sites read other fields (first: {changed[:2]}): run tools/build_raise_index.py"
+    copies = {e["l"]["transformer_pipeline_model_parallel_size"] for e in rebuilt["sites"]
+              if "transformer_pipeline_model_parallel_size" in e.get("l", {})}
+    assert copies == {"pipeline_model_parallel_size"}  # Megatron-LM's copy, read by its checks and MindSpeed's

@@ -938,6 +938,22 @@ def test_a_printed_product_of_sizes_with_the_world_size_moves_each_size_to_a_div
         ("pipeline_model_parallel_size", None)]
 
 
+@pytest.mark.parametrize("message, fix", [
+    ("Number of layers should be divisible by the pipeline-model-parallel size", None),  # Megatron-LM's
+    ("number of layers should be divisible by the pipeline parallel size", None),  # MindSpeed's, on the same copy
+    ("The number of hybrid pipeline segments described by --hybrid-layer-pattern must be evenly divisible by "
+     "--pipeline-model-parallel-size. Got 6 segments and 4 pipeline parallel size.", "=2")])
+def test_a_check_on_the_copy_validate_args_makes_of_the_pipeline_size_blames_the_pipeline_size(message, fix):
+    """Megatron-LM's ``validate_args`` copies the pipeline size to ``transformer_pipeline_model_parallel_size``, which
+    its checks and MindSpeed's read: the pipeline size is at fault (not "a condition no launch key sets"), and a
+    value printed for the copy is the pipeline size's (6 segments on 4 stages: 2, the largest divisor of 4 that
+    divides 6). No value is guessed where the message prints none."""
+    pp = "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size"
+    found = diagnose(f"AssertionError: {message}\n")
+    assert found.exit_code == 0 and [(c.key, c.fix) for c in found.causes] == [(pp, fix and pp + fix)]
+    assert found.failures[0].verdict.kind == "override"
+
+
 def test_a_product_printed_with_each_value_after_its_name_is_read_the_same_way():
     """``PP(2)*CP(4)*TP(2) = 16`` on a world of 8: each size moves to its largest divisor that makes the product
     divide 8 (PP 1, CP 2, TP 1); ``2 * 4 * 2`` checked by hand is 16, and each line brings it to 8."""
