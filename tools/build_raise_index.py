@@ -17,6 +17,8 @@ Every ``raise X(message)`` and ``assert cond, message`` in the sources of each r
   ``get_virtual_pipeline_model_parallel_world_size()``), so a value printed for the local binds the setting;
 - for the checks that read Megatron-LM's parsed arguments (its own and MindSpeed's), an argument ``validate_args``
   copies from another as it stands (``transformer_pipeline_model_parallel_size``) is that other setting, an alias;
+- the tests of the ``if``s around it in its function (``e``, with the chains they read, ``ea``): the feature's
+  switch a check sits under (``if args.use_fused_rmsnorm: if args.normalization != "RMSNorm": raise ...``);
 - the condition itself (``k``) and whether it raises when the condition is false (``w``: an ``assert``, or an
   ``else`` branch) or true (an ``if``), so that values read off a message can be put back into it.
 
@@ -143,13 +145,17 @@ class _Sites(ast.NodeVisitor):
         """Per function, what each local name was last assigned (one level of dataflow for the fields)."""
         self.changed: list[set[str]] = [set()]
         """Per function, the locals assigned more than once or changed in place (``x -= 1``): no alias."""
+        self.starts: list[int] = [0]
+        """Per function, how many of ``tests`` enclose the function itself (not its own)."""
 
     def visit_FunctionDef(self, node: ast.AST) -> None:  # noqa: N802 - ast's names
         self.stack.append(node.name)
         self.assigned.append({})
         self.flows.append({})
         self.changed.append(set())
+        self.starts.append(len(self.tests))
         self.generic_visit(node)
+        self.starts.pop()
         self.changed.pop()
         self.flows.pop()
         self.assigned.pop()
@@ -195,14 +201,22 @@ class _Sites(ast.NodeVisitor):
             name = _name(exc.func)
             message = exc.args[0] if exc.args else next((k.value for k in exc.keywords if k.arg in ("msg", "message")),
                                                         None)
-            self._add(node, name, message, self.tests[-1] if self.tests else None)
+            self._add(node, name, message, self._own(), self._outer(1))
         elif exc is not None:
-            self._add(node, _name(exc), None, self.tests[-1] if self.tests else None)
+            self._add(node, _name(exc), None, self._own(), self._outer(1))
 
     def visit_Assert(self, node: ast.Assert) -> None:  # noqa: N802
-        self._add(node, "AssertionError", node.msg, node.test)
+        self._add(node, "AssertionError", node.msg, node.test, self._outer(0))
 
-    def _add(self, node: ast.stmt, exc: Optional[str], message: Optional[ast.expr], test: Optional[ast.expr]) -> None:
+    def _own(self) -> Optional[ast.expr]:
+        return self.tests[-1] if len(self.tests) > self.starts[-1] else None
+
+    def _outer(self, own: int) -> list[ast.expr]:
+        """The tests of the function's ``if``s around a raise, outermost first, without the raise's own."""
+        return self.tests[self.starts[-1]:len(self.tests) - own] if len(self.tests) > self.starts[-1] else []
+
+    def _add(self, node: ast.stmt, exc: Optional[str], message: Optional[ast.expr], test: Optional[ast.expr],
+             outer: Optional[list[ast.expr]] = None) -> None:
         if not exc:
             return
         if isinstance(message, ast.Name) and message.id in self.assigned[-1]:
@@ -234,6 +248,11 @@ class _Sites(ast.NodeVisitor):
             condition = test.operand if negated else test
             entry["k"] = ast.unparse(condition)[:400]
             entry["w"] = isinstance(node, ast.Assert) or negated
+        enclosing = ast.unparse(ast.BoolOp(op=ast.And(), values=outer) if len(outer or ()) > 1 else outer[0]) \
+            if outer else None
+        if enclosing and len(enclosing) <= 400:  # the switch a check sits under: ``if args.use_fused_rmsnorm:``
+            entry["e"] = enclosing
+            entry["ea"] = sorted(set(_chains(ast.parse(enclosing, mode="eval").body)))[:12]
         self.found.append(entry)
 
 
@@ -437,6 +456,9 @@ def build(upstream: Path, wheels: bool = True) -> dict:
                     entry.setdefault("a", site["a"])
                 if "l" in site:
                     entry.setdefault("l", site["l"])
+                if "e" in site:
+                    entry.setdefault("e", site["e"])
+                    entry.setdefault("ea", site["ea"])
                 entry["r"].setdefault(release, site["line"])
                 count += 1
         built_from.append({"package": package, "release": release, "sites": count})

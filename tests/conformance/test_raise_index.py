@@ -1,7 +1,7 @@
 """The shipped raise-site index holds what the upstream archives give: rebuilt here from MindSpeed's branches,
 Megatron-LM's ``megatron/training`` and Megatron-Bridge's archives (no download), each raise site and each call made
-inside a try is in the shipped index with the same line in each of those releases, and each site with the same fields
-and aliases."""
+inside a try is in the shipped index with the same line in each of those releases, and each site with the same fields,
+aliases and enclosing tests."""
 
 from __future__ import annotations
 
@@ -46,10 +46,15 @@ def test_the_shipped_index_holds_what_the_upstream_archives_give():
                 if k not in have or any(have[k].get(r) != line for r, line in e["r"].items())]
         assert rebuilt[part] and not lost, \
             f"{len(lost)} {part} differ (first: {lost[:2]}): run tools/build_raise_index.py"
-    # what each site reads, and the copies of settings it reads under another name (a validate_args copy)
-    reads = {_site_key(e): (e["c"], e.get("l")) for e in shipped["sites"]}
-    changed = [_site_key(e) for e in rebuilt["sites"] if reads[_site_key(e)] != (e["c"], e.get("l"))]
+    # what each site reads, the copies of settings it reads under another name (a validate_args copy), and the
+    # switches it sits under
+    reads = {_site_key(e): (e["c"], e.get("l"), e.get("e")) for e in shipped["sites"]}
+    changed = [_site_key(e) for e in rebuilt["sites"] if reads[_site_key(e)] != (e["c"], e.get("l"), e.get("e"))]
     assert not changed, f"{len(changed)} sites read other fields (first: {changed[:2]}): run tools/build_raise_index.py"
     copies = {e["l"]["transformer_pipeline_model_parallel_size"] for e in rebuilt["sites"]
               if "transformer_pipeline_model_parallel_size" in e.get("l", {})}
     assert copies == {"pipeline_model_parallel_size"}  # Megatron-LM's copy, read by its checks and MindSpeed's
+    fused = [e for e in rebuilt["sites"]
+             if e["p"] == "mindspeed" and "--use-fused-rmsnorm must enable" in "".join(e["t"])]
+    assert fused and all(e["e"] == "args.use_fused_rmsnorm" and e["k"] == "args.normalization != 'RMSNorm'"
+                         for e in fused)  # the switch the check sits under, apart from its own condition

@@ -992,6 +992,58 @@ def test_the_flag_a_megatron_check_advises_is_the_fix_and_clears_megatron_cores_
     config.TransformerConfig(**{**base, leaf: {"True": True}.get(value, value)})  # the line's value: no raise
 
 
+@pytest.mark.parametrize("extra, leaf", [
+    ({"bias_activation_fusion": True, "activation_func": "relu"}, "bias_activation_fusion"),
+    ({"apply_rope_fusion": True}, "apply_rope_fusion")])  # neither Transformer Engine nor Apex here
+def test_a_check_under_a_feature_switch_is_cleared_by_the_switch_off_and_megatron_core_agrees(extra, leaf):
+    """megatron-core checks under ``if self.bias_activation_fusion:`` that the activation suits the fusion (the
+    condition reads the activation, a model fact): the switch the check sits under, turned off, is the line, and
+    megatron-core's own TransformerConfig built with it no longer raises."""
+    config = require("megatron.core.transformer.transformer_config")
+    import torch
+
+    base = dict(num_layers=2, hidden_size=64, num_attention_heads=4,
+                **{k: getattr(torch.nn.functional, v) if k == "activation_func" else v for k, v in extra.items()})
+    try:
+        config.TransformerConfig(**base)
+        pytest.skip("this megatron-core does not raise here (a fused kernel is installed)")
+    except ValueError as raised:
+        log = f"ValueError: {raised}\n"
+    key = f"actor_rollout_ref.actor.megatron.override_transformer_config.{leaf}"
+    found = diagnose(log)
+    assert [(c.key, c.fix) for c in found.causes] == [(key, f"++{key}=False")]
+    assert f"runs only under {leaf}" in str(found.failures[0].verdict.what)
+    config.TransformerConfig(**{**base, leaf: False})  # the line's value: no raise
+
+
+@pytest.mark.parametrize("message, leaf", [
+    ("--use-fused-rmsnorm must enable with --normalization=RMSNorm, but got normalization=LayerNorm.",
+     "use_fused_rmsnorm"),
+    ("--use-fused-swiglu must enable with --swiglu, but --swiglu=False.", "use_fused_swiglu")])
+def test_a_mindspeed_check_under_its_fused_operator_switch_turns_the_operator_off(message, leaf):
+    """MindSpeed checks ``if args.use_fused_rmsnorm: if args.normalization != "RMSNorm": raise`` (no launch key in
+    the condition itself: the model's normalization): it was "upstream code"; the operator's switch, which the
+    message names, is the line, and ``check`` on a real verl launch takes it without an error or a warning."""
+    key = f"actor_rollout_ref.actor.megatron.override_transformer_config.{leaf}"
+    found = diagnose(f"AssertionError: {message}\n")
+    assert found.causes[0].key == key and found.causes[0].fix == f"++{key}=False"
+    require("verl")
+    from verl_mindspeed.doctor._replay import pasted, replay
+
+    after = replay(pasted(["--config-name=ppo_megatron_trainer", *BASIC], found.causes[0].fix))
+    assert not [i for i in after.issues if i.severity in ("error", "warning")], after.issues
+
+
+def test_a_switch_is_no_line_where_the_check_is_upstreams_own_or_the_switch_is_the_model():
+    """Under ``if self.pipeline_model_parallel_size > 1:`` verl sets ``pipeline_dtype`` itself: the pipeline is no
+    fault and no line moves it (a layout moved blind); a buffer's size checked under the distributed optimizer is
+    upstream's; an architecture's switch (``multi_head_latent_attention``) is never turned off."""
+    for log in ("ValueError: When using pipeline parallelism, pipeline_dtype must be specified\n",
+                "AssertionError: grad_data buffer too small: 2 < 4\n",
+                "AssertionError: The parameter kv-lora-rank should be set when use multi_head_latent_attention.\n"):
+        assert not any(c.fix for c in diagnose(log).causes), log
+
+
 @pytest.mark.parametrize("text, advice", [
     ("Please use --moe-router-pre-softmax when topk is 1.", {"moe_router_pre_softmax": True}),
     ("Please set --moe-router-score-function sigmoid for sigmoid score function.",

@@ -44,7 +44,7 @@ from ._log import Raised, clean, exceptions, roots
 from ._preload import static_tls
 from ._replay import Replay, clears, replay
 from ._said import named, pointed
-from ._settings import settings, stack_set, unique, written_keys
+from ._settings import settings, stack_set, switched, unique, written_keys
 from ._sites import Match, by_line, match
 from ._stack import code_access, dataclass_refusal, explain, full_key
 from ._verl import written_as
@@ -255,6 +255,8 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     verdict = explain(raised, site, launch) or not_the_launch(raised, site)
     if verdict.kind == "upstream":  # a condition on values verl derives, where the message names the setting
         verdict = pointed(raised, site) or verdict
+    if verdict.kind == "upstream" and site is not None:  # or the switch it sits under, which the message names
+        verdict = switched(site, what, launch, options, message=raised.message[:2000]) or verdict
     if verdict.kind in ("upstream", "unknown"):  # a call later releases make inside a try that keeps this raise
         verdict = fixed_later(raised, _ran(options)) or verdict
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure

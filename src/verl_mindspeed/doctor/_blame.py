@@ -31,7 +31,10 @@ MODEL_FIELDS = frozenset({
     "intermediate_size", "num_key_value_groups", "world_size", "data_parallel_size", "rank",
     # the architecture's own: experts per token, latent attention and its ranks, the shared experts' width
     "moe_router_topk", "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim",
-    "v_head_dim", "moe_shared_expert_intermediate_size"})
+    "v_head_dim", "moe_shared_expert_intermediate_size", "is_hybrid_model", "multi_head_latent_attention",
+    "moe_router_enable_expert_bias", "moe_router_group_topk", "moe_router_num_groups", "rotary_interleaved",
+    # its activation, normalization and positions (Megatron-LM's and MindSpeed's names; verl's build reads the model)
+    "swiglu", "normalization", "position_embedding_type"})
 _ENV = re.compile(r"(?i:environment variable|env var(?:iable)?|export)\s+`?(?P<var>[A-Z][A-Z0-9_]{2,})\b`?"
                   r"(?:[^.\n]*?(?:\b(?i:to)\b|=)\s*`?(?P<value>[\w./:-]+))?")
 _MODULE = re.compile(r"No module named '(?P<mod>[\w.]+)'|cannot import name '(?P<name>\w+)' from '(?P<from>[\w.]+)'"

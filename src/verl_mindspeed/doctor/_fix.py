@@ -7,6 +7,8 @@
   (:func:`passing_values`; ``self.cpu_offloading and self.pipeline_model_parallel_size > 1``: ``False``, or a size
   of 0 or 1), read by the settings' alternatives.
 - A setting no value of which passes is not at fault (:func:`helpless`).
+- A check that sits under a feature's switch (``if args.use_fused_rmsnorm:``) is skipped with the switch the other
+  way (:func:`switched_off`).
 """
 
 from __future__ import annotations
@@ -75,6 +77,29 @@ def passing_values(found: Match, leaf: str) -> Optional[list[Any]]:
     probes = ((True, False) if kind is bool else _INTEGERS) + ((None,) if optional else ())
     return [probe for probe in probes
             if raises(found.site.condition, found.site.raises_when_false, {**values, chain: probe}) is False]
+
+
+def switched_off(found: Match) -> list[tuple[str, Any]]:
+    """The settings the check sits under (``if args.use_fused_rmsnorm:``, ``if args.ampipe_degree > 1:``), each with
+    the value that skips the check whatever else those tests read, or None where several do or it turns something
+    on (``if not config.fp16:`` is skipped by fp16 on, not a way out): (setting, value). Only a setting every source
+    types as a switch (tested for its truth) or an integer, and that some other value does not skip."""
+    enclosing = found.site.enclosing
+    if not enclosing:
+        return []
+    values = {e: value_of(t) for e, t in found.bound.items()}
+    out = []
+    for chain in found.site.enclosing_chains:
+        leaf = chain.rsplit(".", 1)[-1]
+        kind = _kinds().get(leaf, (None, False))[0]
+        if kind is None or (kind is bool and not switch_in(enclosing, chain)) or leaf in {o for o, _v in out}:
+            continue
+        probes = (True, False) if kind is bool else _INTEGERS
+        reached = {probe: raises(enclosing, False, {**values, chain: probe}) for probe in probes}
+        skip = [probe for probe, reach in reached.items() if reach is False]
+        if skip and len(skip) < len(probes):
+            out.append((leaf, skip[0] if len(skip) == 1 and skip[0] in (False, 0) else None))
+    return out
 
 
 @lru_cache(maxsize=None)
@@ -152,4 +177,4 @@ def helpless(found: Match, leaf: str) -> bool:
     return all(raises(site.condition, site.raises_when_false, {**values, expr: v}) is True for v in probes)
 
 
-__all__ = ["WORLD_DIVISORS", "helpless", "passing_values", "solve", "switch_in"]
+__all__ = ["WORLD_DIVISORS", "helpless", "passing_values", "solve", "switch_in", "switched_off"]

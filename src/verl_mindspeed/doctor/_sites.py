@@ -52,6 +52,10 @@ class Site:
     keyword: Optional[str] = None
     """The rarest word of the longest literal part among all sites (written by the index's builder): the key a
     message's words find this site under."""
+    enclosing: Optional[str] = None
+    """The tests of the ``if``s around the raise in its function, joined by ``and`` (the feature's switch a check
+    sits under: ``args.use_fused_rmsnorm``); None at the function's top level."""
+    enclosing_chains: tuple[str, ...] = ()
 
     def names(self, leaf: str) -> tuple[str, ...]:
         """What the condition and the message may call the setting ``leaf``: itself, and its aliases."""
@@ -106,7 +110,7 @@ def _site(i: int) -> Site:
     # the index is written with sorted keys: its release and alias maps come in order
     return Site(s["p"], s["f"], s["fn"], s["x"], tuple(s["t"]), tuple(s["v"]), tuple(s["c"]), tuple(s["r"].items()),
                 s.get("k"), bool(s.get("w", False)), tuple(s.get("a", ())),
-                tuple(s["l"].items()) if "l" in s else (), s.get("kw"))
+                tuple(s["l"].items()) if "l" in s else (), s.get("kw"), s.get("e"), tuple(s.get("ea", ())))
 
 
 def sites() -> tuple[Site, ...]:
