@@ -17,6 +17,7 @@ import pytest
 from helpers import BASIC, FIXTURES, require
 from verl_mindspeed.cli import main
 from verl_mindspeed.doctor import diagnose
+from verl_mindspeed.doctor._cut import cut_raise
 from verl_mindspeed.doctor._log import exceptions, roots
 from verl_mindspeed.doctor._sites import match
 
@@ -44,6 +45,30 @@ def test_the_first_raise_is_found_across_interleaved_workers():
     assert {r.type for r in found} == {"ValueError", "RayTaskError"}
     (root,) = roots(found)
     assert (root.stream, root.message, root.frames[-1][:2]) == ("WorkerDict pid=3001", HEADS, (MCORE, 560))
+
+
+def test_a_log_cut_at_the_frame_that_raised_is_read_from_that_frames_statement():
+    """ms-swift#5737 as posted: the frame's opening and the exception line are cut away, the frame's prefix lost and
+    the next line's kept (``[rank14]:``). The ``assert`` the frame prints is Megatron-LM's (its condition, in a
+    release whose line the index lacks): the pipeline size is named, and the text says the message is not in the
+    log. Anything after the statement other than a cut mark or its own message means the log was not cut there."""
+    cut = ('Megatron-LM/megatron/training/arguments.py", line 561, in validate_args\n'
+           "[rank14]:     assert num_layers % args.transformer_pipeline_model_parallel_size == 0, \\\n"
+           "[rank14]:\n[...]\n")
+    found = diagnose(cut)
+    assert found.exit_code == 0 and [c.key for c in found.causes] == [
+        "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size"]
+    assert "the log ends at this line" in str(found.failures[0].verdict.what)
+    assert diagnose(cut.replace("[...]", "[rank14]: Saving checkpoint to /ckpt")).exit_code == 2  # not cut there
+    # Ray's re-raise is no raise of a class; a raise of one in a function the index has once is that site
+    assert diagnose('  File "/ray/_private/worker.py", line 2771, in get\n    raise value.as_instanceof_cause()\n'
+                    ).exit_code == 2
+    raise_frame = ('  File "/site-packages/megatron/core/parallel_state.py", line 9999, in get_nccl_options\n'
+                   "    raise RuntimeError(\n")
+    assert not exceptions(raise_frame)
+    (root,) = cut_raise(raise_frame)
+    site = match(root)
+    assert (root.type, root.cut, site.site.function) == ("RuntimeError", True, "get_nccl_options")
 
 
 def test_a_chained_traceback_has_its_first_raise_as_root():

@@ -38,6 +38,7 @@ from ._config import (
     refused,
     refused_override,
 )
+from ._cut import cut_raise
 from ._fix import helpless
 from ._later import fixed_later
 from ._log import Raised, clean, exceptions, roots
@@ -86,7 +87,7 @@ def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[L
              upstream: Optional[Callable] = None, **options: Any) -> Diagnosis:
     """The diagnosis of a log; ``argv``/``source`` the launch that failed (replayed by ``check`` with ``options``:
     ``verl_version``, ``release``, ``model_config``...; ``upstream`` adds ``check --upstream``'s run to the replay)."""
-    found = exceptions(text) or _known_lines(text) or _quoted(text) or _error_lines(text)
+    found = exceptions(text) or _known_lines(text) or _quoted(text) or cut_raise(text) or _error_lines(text)
     logged = logged_launch(text) if argv is None and found else None
     if logged is not None:  # Hydra printed the launch's overrides: replay them (a Megatron key: verl's Megatron config)
         argv = (["--config-name=ppo_megatron_trainer"] if any(".megatron." in a or a.endswith("strategy=megatron")
@@ -281,6 +282,9 @@ def _composition(raised: Raised, site: Optional[Match]) -> bool:
 
 def _what(raised: Raised, site: Optional[Match]) -> Msg:
     first = raised.first_line[:240]
+    if raised.cut:  # the frame's statement stands for the message the log lost
+        first = str(tr("{code} (the log ends at this line: the raise is shown, its message is not)",
+                       code=first))
     if site is None:
         return tr("{type}: {message}", type=raised.type, message=first)
     releases = ", ".join(site.releases[:4]) + (" ..." if len(site.releases) > 4 else "")

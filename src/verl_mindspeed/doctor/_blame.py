@@ -28,6 +28,7 @@ MODEL_FIELDS = frozenset({
     "num_attention_heads", "num_query_groups", "num_key_value_heads", "num_layers", "hidden_size",
     "ffn_hidden_size", "num_moe_experts", "num_experts", "vocab_size", "kv_channels", "padded_vocab_size",
     "max_position_embeddings", "moe_ffn_hidden_size", "first_k_dense_replace", "num_hidden_layers", "head_dim",
+    "decoder_num_layers",
     "intermediate_size", "num_key_value_groups", "world_size", "data_parallel_size", "rank",
     # the architecture's own: experts per token, latent attention and its ranks, the shared experts' width
     "moe_router_topk", "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim",

@@ -103,6 +103,8 @@ class Raised:
     handled: bool = False
     """Another exception followed it in the same print ("During handling of the above exception..."): some frame
     of its traceback caught it."""
+    cut: bool = False
+    """The log ends at the frame that raised: its ``code`` line is all there is (no exception line)."""
 
     @property
     def first_line(self) -> str:

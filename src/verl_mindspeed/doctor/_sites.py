@@ -213,7 +213,7 @@ def match(raised: Raised) -> Optional[Match]:
             at_line = tuple(r for r, n in site.releases if n == line)
             bound = _bind(site, raised.message) if site.exprs or site.parts else \
                 (None if raised.message.strip() else {})  # a site that prints nothing printed no message
-            if not at_line and bound is None:
+            if not at_line and bound is None and not (depth == 0 and raised.cut and _same_statement(raised, site)):
                 continue
             score = 2.0 * bool(at_line) + (1.0 if bound is not None else 0.0) + site.literal / 1000
             if best is None or score > best.score:
@@ -222,6 +222,16 @@ def match(raised: Raised) -> Optional[Match]:
         if best is not None:
             return best
     return _by_message(raised)
+
+
+def _same_statement(raised: Raised, site: Site) -> bool:
+    """A log cut at the frame that raised, in a release whose lines the index lacks: the site is the ``assert`` of
+    that very condition, or the one ``raise`` of that class in that function of the file."""
+    if _asserted(raised) is not None:
+        return _same_condition(site.condition) == _asserted(raised)
+    fn = raised.frames[-1][2]
+    same = [s for s in in_file(site.file) if s.exception == raised.type and s.function.rsplit(".", 1)[-1] == fn]
+    return same == [site]
 
 
 def _asserted(raised: Raised) -> Optional[str]:
