@@ -19,7 +19,7 @@ from verl_mindspeed.cli import main
 from verl_mindspeed.doctor import diagnose
 from verl_mindspeed.doctor._cut import cut_raise
 from verl_mindspeed.doctor._log import exceptions, roots
-from verl_mindspeed.doctor._sites import match
+from verl_mindspeed.doctor._match import match
 
 TP = "actor_rollout_ref.actor.megatron.tensor_model_parallel_size"
 MCORE = "/usr/local/lib/python3.10/site-packages/megatron/core/transformer/transformer_config.py"
@@ -69,6 +69,58 @@ def test_a_log_cut_at_the_frame_that_raised_is_read_from_that_frames_statement()
     (root,) = cut_raise(raise_frame)
     site = match(root)
     assert (root.type, root.cut, site.site.function) == ("RuntimeError", True, "get_nccl_options")
+
+
+def test_a_launchers_tag_before_each_line_is_the_process_and_the_traceback_reads_whole():
+    """NeMo-Run prints ``<task>/<rank> `` before each line (a paste may cut its first letters), srun ``--label``
+    ``<rank>: ``: where one tag opens three lines or more, it is the process, so the frame and the exception line
+    are read as with no tag. A tag that opens one line is text."""
+    plain = ('Traceback (most recent call last):\n'
+             '  File "/opt/megatron/core/parallel_state.py", line 701, in initialize_model_parallel\n'
+             '    raise RuntimeError(\n'
+             "RuntimeError: decoder world_size (128) is not divisible by expert_tensor_model_pipeline_parallel size "
+             "(512)\n")
+    want = [(r.type, r.message, r.frames) for r in roots(exceptions(plain))]
+    for tag in ("epseeknemo/0 ", "0: "):
+        tagged = "".join(tag + line + "\n" for line in plain.splitlines())
+        assert [(r.type, r.message, r.frames) for r in roots(exceptions(tagged))] == want, tag
+        assert {r.stream for r in exceptions(tagged)} == {tag.strip()}
+    assert not exceptions("0: " + plain.splitlines()[-1] + "\n")  # one line: no tag, and no exception line
+
+
+def test_hydras_instantiation_error_is_a_wrapper_of_the_exception_it_prints_as_a_repr():
+    """``InstantiationException: Error in call to target 'X':`` prints the target's exception as its repr on the next
+    line: that exception is the root, matched to its own site (megatron-core's sequence-parallel check, whose advice
+    is the line); the wrapper is not a failure of its own."""
+    log = ("megatron.bridge.utils.instantiate_utils.InstantiationException: Error in call to target "
+           "'megatron.bridge.models.qwen.qwen_provider.Qwen3MoEModelProvider':\n"
+           "ValueError('When using expert parallelism and tensor parallelism, sequence parallelism must be used')\n")
+    (root,) = roots(exceptions(log))
+    assert (root.type, root.message) == (
+        "ValueError", "When using expert parallelism and tensor parallelism, sequence parallelism must be used")
+    key = "actor_rollout_ref.actor.megatron.override_transformer_config.sequence_parallel"
+    assert [(c.key, c.fix) for c in diagnose(log).causes] == [(key, f"++{key}=True")]
+
+
+@pytest.mark.parametrize("log", [
+    "AssertionError: train_batch_size (10) is not divisible by world size 4\n",  # verl's words, not megatron's helper
+    "ValueError: FSDPEngineConfig.__init__() got an unexpected keyword argument 'mixed_precision'\n"])
+def test_a_helpers_plain_message_or_a_fixed_one_inside_another_sentence_is_no_site(log):
+    """``{} is not divisible by {}`` (megatron-core's ``divide`` helper, whose condition reads only its arguments)
+    fills any sentence with those words, and Megatron-Bridge's fixed ``got an unexpected keyword argument`` sits
+    inside Python's own message: by the message alone neither is the raise site, so neither says "upstream code,
+    no launch key" (the first names the verl key it prints; the second is a version mismatch of two packages)."""
+    (root,) = roots(exceptions(log))
+    assert match(root) is None
+    found = diagnose(log)
+    assert found.failures[0].verdict.kind != "upstream"
+    assert [c.key for c in found.causes] in (["data.train_batch_size"], [])
+
+
+def test_an_exception_line_as_an_item_of_a_markdown_list_is_read():
+    """A thread listing its failures as ``- `TypeError: ...``` items: each is an exception line."""
+    log = "   - `KeyError: 'mtp.layers.0.mlp.experts.gate_up_proj'`\n[...]\n   - **TypeError: f() got an x**\n"
+    assert [r.type for r in exceptions(log)] == ["KeyError", "TypeError"]
 
 
 def test_a_chained_traceback_has_its_first_raise_as_root():

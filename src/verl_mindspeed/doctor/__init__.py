@@ -42,11 +42,12 @@ from ._cut import cut_raise
 from ._fix import helpless
 from ._later import fixed_later
 from ._log import Raised, clean, exceptions, roots
+from ._match import by_line, match
 from ._preload import static_tls
 from ._replay import Replay, clears, replay
 from ._said import named, pointed
 from ._settings import settings, stack_set, switched, unique, written_keys
-from ._sites import Match, by_line, match
+from ._sites import Match
 from ._stack import code_access, dataclass_refusal, explain, full_key
 from ._verl import written_as
 from ._zero import divided_by_zero

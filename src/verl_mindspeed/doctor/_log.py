@@ -130,6 +130,7 @@ def clean(text: str) -> tuple[tuple[str, str, int], ...]:
     removed. Kept for the last logs: a diagnosis reads one log up to three times (its exceptions, Hydra's override
     list, an untyped quote)."""
     out = []
+    tags = _tags(text)
     for number, raw in enumerate(text.splitlines(), 1):
         line = _REPEATED.sub("", _ANSI.sub("", _QUOTE.sub("", raw.replace("\r", ""))))  # the quote opens the line
         stream = "driver"
@@ -141,17 +142,39 @@ def clean(text: str) -> tuple[tuple[str, str, int], ...]:
         rank = _RANK.match(line)
         if rank:  # torchrun's per-rank prefix: the rank is the process
             stream, line = rank.group(0).strip().rstrip(":").strip("[]"), line[rank.end():]
+        tag = _TAG.match(line) if tags else None
+        if tag and tag.group("tag") in tags:  # a launcher's task and rank (``pretrain/0``, srun's ``0:``)
+            stream, line = tag.group("tag"), line[tag.end():]
         out.append((stream, _unwrapped(line), number))
     return tuple(out)
 
 
-#: An exception line a poster set in bold or in quotes (``**TypeError: ...**``, ``"KeyError: ..."``).
-_WRAPPED = re.compile(r"^(?P<indent>\s*)(?P<open>\*\*|__|[\"“`])(?P<inner>.+?)(?:\*\*|__|[\"”`])[.,;]?\s*$")
+#: A launcher's tag before each line of a process: NeMo-Run's ``<task>/<rank> `` (a paste may cut its first letters:
+#: ``ain_fp8_mx/0``), srun's ``--label`` ``<rank>: ``. Taken off only where one tag opens three lines or more.
+_TAG = re.compile(r"^(?P<tag>[A-Za-z_][\w.-]{0,60}/\d{1,5}|\d{1,5}:) ")
+
+
+def _tags(text: str) -> frozenset[str]:
+    seen: dict[str, int] = {}
+    for hit in re.finditer(r"^(?:[A-Za-z_][\w.-]{0,60}/\d{1,5}|\d{1,5}:) ", text[:2_000_000], re.M):
+        seen[hit.group(0)[:-1]] = seen.get(hit.group(0)[:-1], 0) + 1
+    return frozenset(tag for tag, n in seen.items() if n >= 3)
+
+
+#: An exception line a poster set in bold or in quotes (``**TypeError: ...**``, ``"KeyError: ..."``), as an item of
+#: a Markdown list too (``- `TypeError: ...```).
+_WRAPPED = re.compile(r"^(?P<indent>\s*)(?:[-*+]\s+)?(?P<open>\*\*|__|[\"“`])(?P<inner>.+?)(?:\*\*|__|[\"”`])"
+                      r"[.,;]?\s*$")
+
+
+_ITEM = re.compile(r"^[-*+]\s+")
 
 
 def _unwrapped(line: str) -> str:
-    """The line without the bold or the quotes around an exception line; any other line as it is."""
-    if len(line) > 20000 or not line.lstrip()[:2] or line.lstrip()[0] not in "*_\"“`":
+    """The line without the bold or the quotes around an exception line (nor the list's mark before them); any
+    other line as it is."""
+    opening = _ITEM.sub("", line.lstrip()[:8], count=1)
+    if len(line) > 20000 or not opening or opening[0] not in "*_\"“`":
         return line
     hit = _WRAPPED.match(line)
     typed = _EXC.match(hit.group("inner")) if hit else None
@@ -207,10 +230,13 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
         if match and not line.startswith((" " * 4, "\t")):
             message, i = _message(match.group("msg") or "", lines, i + 1)
             kind = match.group("type").rsplit(".", 1)[-1]
+            inner = _instantiated(message) if kind == "InstantiationException" else None
             found.append(Raised(kind, message, frames if in_trace else [], stream, number,
-                                wrapper=kind in _WRAPPERS or message.lstrip().startswith("ray::"),
-                                chained=chained and in_trace, inner=match.group("inner"),
+                                wrapper=kind in _WRAPPERS or message.lstrip().startswith("ray::") or bool(inner),
+                                chained=chained and in_trace, inner=match.group("inner") or (inner and inner[0]),
                                 code=code if in_trace else None))
+            if inner:  # the target's own exception, which Hydra prints as its repr under its line
+                found.append(Raised(inner[0], inner[1], [], stream, number + 1))
             in_trace, frames, chained, code = False, [], False, None
             continue
         if _HYDRA_LINES.search(stripped):
@@ -240,6 +266,20 @@ def _source_line(line: str) -> bool:
     return bool(stripped) and not _FRAME.match(line) and not _EXC.match(line) and stripped not in _ELIDED and \
         not any(stripped.startswith(c) for c in _CHAIN) and not stripped.startswith("Traceback") and \
         not (_oom_line(line) and not line.startswith((" ", "\t")))  # an allocator's untyped line
+
+
+#: The exception Hydra's ``instantiate`` caught, as its message prints it: ``ValueError('When using ...')``.
+_REPR = re.compile(r"^(?P<type>[A-Z]\w*(?:Error|Exception))\((?P<q>['\"])(?P<msg>.*)(?P=q)\)$")
+
+
+def _instantiated(message: str) -> Optional[tuple[str, str]]:
+    """(type, message) of the exception an ``InstantiationException`` (``Error in call to target 'X':``) carries."""
+    for line in message.splitlines()[1:4]:
+        hit = _REPR.match(line.strip())
+        if hit:
+            text = hit.group("msg").replace("\\'", "'").replace('\\"', '"').replace("\\n", "\n")
+            return hit.group("type"), text
+    return None
 
 
 def _message(first: str, lines: list[tuple[str, int]], i: int) -> tuple[str, int]:

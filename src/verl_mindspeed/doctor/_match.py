@@ -1,0 +1,166 @@
+"""A raise of the log -> its site in the index (:mod:`._sites`): by its traceback's frames first (the deepest
+frame the index knows, at its line, or the ``assert`` the frame prints), then by its message among the sites that
+raise its type, each placeholder's expression bound to the text the message holds in its place.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import lru_cache
+from typing import Optional
+
+from ._log import Raised
+from ._sites import (
+    LEAST_LITERAL,
+    MESSAGE_CHARS,
+    WORD,
+    Match,
+    Site,
+    in_file,
+    named,
+    pattern_of,
+    positions,
+    relative,
+    site_at,
+    words_of,
+)
+
+
+def _bind(site: Site, message: str) -> Optional[dict[str, str]]:
+    """The values the message prints in the site's placeholders; None when the message is not the site's. A message
+    with no placeholder opens the text (the rest may follow): found inside another sentence, it is that sentence's
+    words (``FSDPEngineConfig.__init__() got an unexpected keyword argument ...`` is Python's, not Megatron-Bridge's
+    ``got an unexpected keyword argument``)."""
+    pattern = pattern_of(site)
+    if pattern is None:
+        return None
+    text = " ".join(message[:4 * MESSAGE_CHARS].split())[:MESSAGE_CHARS]
+    found = pattern.fullmatch(text) or (pattern.search(text) if site.exprs else pattern.match(text))
+    if found is None:
+        return None
+    return {expr: value for expr, value in zip(site.exprs, found.groups())}
+
+
+def match(raised: Raised) -> Optional[Match]:
+    """The raise site of ``raised``: by its traceback's frames first (deepest frame that the index knows), then by
+    its message among the sites that raise its type."""
+    best: Optional[Match] = None
+    asserted = _asserted(raised) if raised.frames else None
+    raised_here = (raised.code or "").startswith(("assert ", "raise "))  # the innermost frame raised it
+    for depth, (path, line, _fn) in enumerate(reversed(raised.frames)):
+        if depth and raised_here:
+            break  # an outer frame's line is a call: a site there is another raise
+        rel = relative(path)
+        if rel is None or rel not in positions()[0]:
+            continue
+        for site in in_file(rel):
+            if site.exception != raised.type:
+                continue
+            if depth == 0 and asserted is not None and _same_condition(site.condition) != asserted:
+                continue  # the frame prints the assert that failed, and it is not this one
+            at_line = tuple(r for r, n in site.releases if n == line)
+            bound = _bind(site, raised.message) if site.exprs or site.parts else \
+                (None if raised.message.strip() else {})  # a site that prints nothing printed no message
+            if not at_line and bound is None and not (depth == 0 and raised.cut and _same_statement(raised, site)):
+                continue
+            score = 2.0 * bool(at_line) + (1.0 if bound is not None else 0.0) + site.literal / 1000
+            if best is None or score > best.score:
+                best = Match(named(site, bound or {}), bound or {}, at_line or tuple(r for r, _ in site.releases), True,
+                             score)
+        if best is not None:
+            return best
+    return _by_message(raised)
+
+
+def _same_statement(raised: Raised, site: Site) -> bool:
+    """A log cut at the frame that raised, in a release whose lines the index lacks: the site is the ``assert`` of
+    that very condition, or the one ``raise`` of that class in that function of the file."""
+    if _asserted(raised) is not None:
+        return _same_condition(site.condition) == _asserted(raised)
+    fn = raised.frames[-1][2]
+    same = [s for s in in_file(site.file) if s.exception == raised.type and s.function.rsplit(".", 1)[-1] == fn]
+    return same == [site]
+
+
+def _asserted(raised: Raised) -> Optional[str]:
+    """The condition of the ``assert`` the innermost frame prints, as Python writes it back (quotes, parentheses and
+    spaces evened out); None for another line, or one that is not a whole statement (``assert (`` of a multi-line
+    assert, a line ending in ``\\``)."""
+    code = (raised.code or "").strip().rstrip("\\").rstrip().rstrip(",")  # "assert x, \\": the message follows
+    if raised.type != "AssertionError" or not code.startswith("assert "):
+        return None
+    try:
+        statement = ast.parse(code).body[0]
+    except (SyntaxError, IndexError, ValueError):
+        return None
+    return ast.unparse(statement.test) if isinstance(statement, ast.Assert) else None
+
+
+@lru_cache(maxsize=4096)
+def _same_condition(condition: Optional[str]) -> Optional[str]:
+    """A site's condition written back the way :func:`_asserted` writes a frame's (None when it has none)."""
+    try:
+        return ast.unparse(ast.parse(condition, mode="eval").body) if condition else None
+    except (SyntaxError, ValueError):
+        return condition
+
+
+def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:
+    """The site whose template the message fills, best by its literal text. Never, by the message alone, a helper's
+    message that prints its own arguments and whose condition reads nothing else (megatron-core's ``{} is not
+    divisible by {}`` for ``numerator % denominator``): any package prints those words, and whose values they are,
+    only a frame says."""
+    best: Optional[Match] = None
+    words = set(WORD.findall(raised.message))
+    allowed = None if any_type else _candidates(raised.type)
+    for site in _by_word_candidates(words):
+        if (allowed is not None and site.exception not in allowed) or site.literal < LEAST_LITERAL:
+            continue
+        if _generic(site):
+            continue
+        if not _words(site) <= words:
+            continue
+        bound = _bind(site, raised.message)
+        if bound is None:
+            continue
+        whole = " ".join(raised.message[:4 * MESSAGE_CHARS].split())[:MESSAGE_CHARS]
+        score = site.literal / 1000 + (0.5 if pattern_of(site).fullmatch(whole) else 0)
+        if best is None or score > best.score:
+            best = Match(named(site, bound), bound, tuple(r for r, _ in site.releases), False, score)
+    return best
+
+
+def _generic(site: Site) -> bool:
+    """A helper's short message that prints its own arguments in plain words (``{} is not divisible by {}``, no name
+    of code in it) on a condition that reads nothing else: no attribute, no setting under another name."""
+    return bool(site.exprs) and not site.chains and not site.aliases and site.literal < 32 and all(
+        re.fullmatch(r"[A-Z]?[a-z]+", word) for part in site.parts for word in re.findall(r"[\w-]+", part))
+
+
+def by_line(line: str) -> Optional[Match]:
+    """A log line that is a known message without its exception type (a cut log, a test's summary)."""
+    found = _by_message(Raised("?", line.strip()), any_type=True)
+    return found if found is not None and found.site.literal >= 2 * LEAST_LITERAL else None
+
+
+@lru_cache(maxsize=None)
+def _words(site: Site) -> frozenset[str]:
+    return words_of(site.parts)
+
+
+def _by_word_candidates(words: set[str]) -> list[Site]:
+    index = positions()[1]
+    return [site_at(i) for word in words for i in index.get(word, ())]
+
+
+@lru_cache(maxsize=64)
+def _candidates(kind: str) -> frozenset[str]:
+    """The exception types a raise of ``kind`` can come from: that type, else (a type no site raises) the common
+    ones."""
+    if kind in positions()[2]:
+        return frozenset({kind})
+    return frozenset({"RuntimeError", "ValueError", "AssertionError", "ConfigCompositionException", "ConfigKeyError"})
+
+
+__all__ = ["by_line", "match"]
