@@ -17,8 +17,9 @@ Every ``raise X(message)`` and ``assert cond, message`` in the sources of each r
   ``get_virtual_pipeline_model_parallel_world_size()``), so a value printed for the local binds the setting;
 - for the checks that read Megatron-LM's parsed arguments (its own and MindSpeed's), an argument ``validate_args``
   copies from another as it stands (``transformer_pipeline_model_parallel_size``) is that other setting, an alias;
-- the tests of the ``if``s around it in its function (``e``, with the chains they read, ``ea``): the feature's
-  switch a check sits under (``if args.use_fused_rmsnorm: if args.normalization != "RMSNorm": raise ...``);
+- the tests of the ``if``s around it in its function (``e``, with the chains they read and the function does not
+  assign itself before it, ``ea``): the feature's switch a check sits under (``if args.use_fused_rmsnorm: if
+  args.normalization != "RMSNorm": raise ...``), where every release has the same;
 - the condition itself (``k``) and whether it raises when the condition is false (``w``: an ``assert``, or an
   ``else`` branch) or true (an ``if``), so that values read off a message can be put back into it.
 
@@ -147,6 +148,9 @@ class _Sites(ast.NodeVisitor):
         """Per function, the locals assigned more than once or changed in place (``x -= 1``): no alias."""
         self.starts: list[int] = [0]
         """Per function, how many of ``tests`` enclose the function itself (not its own)."""
+        self.set_attrs: list[set[str]] = [set()]
+        """Per function, the attributes it has assigned so far (``self.moe_router_padding_for_quantization = True``):
+        a switch the code sets itself is no setting a line can turn off."""
 
     def visit_FunctionDef(self, node: ast.AST) -> None:  # noqa: N802 - ast's names
         self.stack.append(node.name)
@@ -154,7 +158,9 @@ class _Sites(ast.NodeVisitor):
         self.flows.append({})
         self.changed.append(set())
         self.starts.append(len(self.tests))
+        self.set_attrs.append(set())
         self.generic_visit(node)
+        self.set_attrs.pop()
         self.starts.pop()
         self.changed.pop()
         self.flows.pop()
@@ -182,6 +188,8 @@ class _Sites(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:  # noqa: N802
         for target in node.targets:
+            if isinstance(target, ast.Attribute):
+                self.set_attrs[-1].add(ast.unparse(target))
             if isinstance(target, ast.Name):
                 if _stringish(node.value):
                     self.assigned[-1][target.id] = node.value
@@ -252,7 +260,7 @@ class _Sites(ast.NodeVisitor):
             if outer else None
         if enclosing and len(enclosing) <= 400:  # the switch a check sits under: ``if args.use_fused_rmsnorm:``
             entry["e"] = enclosing
-            entry["ea"] = sorted(set(_chains(ast.parse(enclosing, mode="eval").body)))[:12]
+            entry["ea"] = sorted(set(_chains(ast.parse(enclosing, mode="eval").body)) - self.set_attrs[-1])[:12]
         self.found.append(entry)
 
 
@@ -456,7 +464,9 @@ def build(upstream: Path, wheels: bool = True) -> dict:
                     entry.setdefault("a", site["a"])
                 if "l" in site:
                     entry.setdefault("l", site["l"])
-                if "e" in site:
+                if entry["r"] and entry.get("e") != site.get("e"):  # releases differ on the switches around it
+                    entry["e"], entry["ea"] = None, []
+                elif "e" in site:
                     entry.setdefault("e", site["e"])
                     entry.setdefault("ea", site["ea"])
                 entry["r"].setdefault(release, site["line"])
@@ -464,6 +474,10 @@ def build(upstream: Path, wheels: bool = True) -> dict:
         built_from.append({"package": package, "release": release, "sites": count})
         print(f"{package} {release}: {count} raise sites", file=sys.stderr)
     _copied(merged.values(), copies)
+    for entry in merged.values():  # the switches around it, where every release has the same
+        if not entry.get("e"):
+            entry.pop("e", None)
+            entry.pop("ea", None)
     sites = sorted(merged.values(), key=lambda e: (e["p"], e["f"], min(e["r"].values()), e["x"]))
     for site, keyword in zip(sites, keywords([s["t"] for s in sites])):
         if keyword:  # the word a message is looked up by (the doctor's own rule: verl_mindspeed.doctor._sites)

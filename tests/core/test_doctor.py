@@ -1071,11 +1071,13 @@ def test_the_flag_a_megatron_check_advises_is_the_fix_and_clears_megatron_cores_
 
 @pytest.mark.parametrize("extra, leaf", [
     ({"bias_activation_fusion": True, "activation_func": "relu"}, "bias_activation_fusion"),
-    ({"apply_rope_fusion": True}, "apply_rope_fusion")])  # neither Transformer Engine nor Apex here
+    ({"apply_rope_fusion": True}, "apply_rope_fusion"),  # neither Transformer Engine nor Apex here
+    ({"sequence_parallel": True}, "sequence_parallel")])  # with TP 1: the pipeline's size is named, no line
 def test_a_check_under_a_feature_switch_is_cleared_by_the_switch_off_and_megatron_core_agrees(extra, leaf):
     """megatron-core checks under ``if self.bias_activation_fusion:`` that the activation suits the fusion (the
-    condition reads the activation, a model fact): the switch the check sits under, turned off, is the line, and
-    megatron-core's own TransformerConfig built with it no longer raises."""
+    condition reads the activation, a model fact), under ``if self.sequence_parallel:`` that TP is above 1: the
+    switch the check sits under, turned off, is the line, and megatron-core's own TransformerConfig built with it no
+    longer raises. Where megatron-core 0.15.3 drops the check, the verdict says so too."""
     config = require("megatron.core.transformer.transformer_config")
     import torch
 
@@ -1088,8 +1090,11 @@ def test_a_check_under_a_feature_switch_is_cleared_by_the_switch_off_and_megatro
         log = f"ValueError: {raised}\n"
     key = f"actor_rollout_ref.actor.megatron.override_transformer_config.{leaf}"
     found = diagnose(log)
-    assert [(c.key, c.fix) for c in found.causes] == [(key, f"++{key}=False")]
-    assert f"runs only under {leaf}" in str(found.failures[0].verdict.what)
+    assert [(c.key, c.fix) for c in found.causes][0] == (key, f"++{key}=False")
+    assert not any(c.fix for c in found.causes[1:])  # what the condition itself reads: named, no line
+    what = str(found.failures[0].verdict.what)
+    assert f"runs only under {leaf}" in what
+    assert "megatron-core 0.15.3" in what or leaf == "sequence_parallel"  # the later release that drops the check
     config.TransformerConfig(**{**base, leaf: False})  # the line's value: no raise
 
 
@@ -1111,14 +1116,43 @@ def test_a_mindspeed_check_under_its_fused_operator_switch_turns_the_operator_of
     assert not [i for i in after.issues if i.severity in ("error", "warning")], after.issues
 
 
-def test_a_switch_is_no_line_where_the_check_is_upstreams_own_or_the_switch_is_the_model():
-    """Under ``if self.pipeline_model_parallel_size > 1:`` verl sets ``pipeline_dtype`` itself: the pipeline is no
-    fault and no line moves it (a layout moved blind); a buffer's size checked under the distributed optimizer is
-    upstream's; an architecture's switch (``multi_head_latent_attention``) is never turned off."""
-    for log in ("ValueError: When using pipeline parallelism, pipeline_dtype must be specified\n",
-                "AssertionError: grad_data buffer too small: 2 < 4\n",
-                "AssertionError: The parameter kv-lora-rank should be set when use multi_head_latent_attention.\n"):
-        assert not any(c.fix for c in diagnose(log).causes), log
+@pytest.mark.parametrize("log, named", [
+    # the pipeline is no fault where verl sets pipeline_dtype itself: the layout is never moved blind
+    ("ValueError: When using pipeline parallelism, pipeline_dtype must be specified", None),
+    # a check of versions under a switch the message does not name is upstream's
+    ("AssertionError: A2A Overlap encounters hang issue with torch version < 2.6.0", None),
+    # verl's build sets qk_layernorm from the model: never a line, unless the launch writes it
+    ("ValueError: qk_layernorm requires Transformer Engine (for TENorm) or q_layernorm/k_layernorm set in the spec.",
+     None),
+    # the message's own advice (an environment variable, a setting to give a value) goes before a switch turned off
+    ("RuntimeError: deterministic_mode is on and we are using DotProductAttention from Transformer Engine, but "
+     "NVTE_ALLOW_NONDETERMINISTIC_ALGO is not 0. Currently set to: 1.", None),
+    ("AssertionError: 1F1B overlap with FSDP does not support per-layer CUDA graphs (cuda_graph_impl=local). Use "
+     "cuda_graph_impl='full_iteration' or disable CUDA graphs (cuda_graph_impl='none').", "cuda_graph_impl"),
+    # an integer's off value is 0 or unset, which the sources do not say: the MTP depth is never moved
+    ("AssertionError: Multi-Token Prediction (MTP) is not supported with Context Parallelism.",
+     "context_parallel_size"),
+    # MindSpeed sets use_flash_attn itself before the check: no switch a line can turn off
+    ("AssertionError: Only supports sparse modes 0 and 2", "sparse_mode")])
+def test_a_switch_gives_no_line_where_the_check_is_upstreams_the_models_or_the_messages_advice_says_otherwise(
+        log, named):
+    """Each guard of the switch rule, on a check that does sit under a switch: none gives a line, and where the
+    condition reads a launch key, that key alone is named."""
+    found = diagnose(log + "\n")
+    assert not any(c.fix for c in found.causes), [c.fix for c in found.causes]
+    assert [c.key.rsplit(".", 1)[-1] for c in found.causes] == ([named] if named else [])
+
+
+def test_a_switch_line_check_refuses_is_never_given():
+    """A switch turned off is pasted into verl's Megatron defaults and ``check`` must take it:
+    ``use_flash_attn=False`` leaves MindSpeed's attention mask needing a micro batch size verl never sets (check's
+    error), ``use_fused_rmsnorm=False`` is taken."""
+    require("verl")
+    from verl_mindspeed.doctor._switch import _accepted
+
+    otc = "actor_rollout_ref.actor.megatron.override_transformer_config."
+    assert not _accepted(f"++{otc}use_flash_attn=False", otc + "use_flash_attn", None)
+    assert _accepted(f"++{otc}use_fused_rmsnorm=False", otc + "use_fused_rmsnorm", None)
 
 
 @pytest.mark.parametrize("text, advice", [

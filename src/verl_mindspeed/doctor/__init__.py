@@ -12,7 +12,6 @@ upstream code) blames no key and says what it is.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence
 
@@ -41,14 +40,16 @@ from ._config import (
 from ._cut import cut_raise
 from ._fix import helpless
 from ._later import fixed_later
-from ._log import Raised, clean, exceptions, roots
-from ._match import by_line, match
+from ._log import Raised, exceptions, roots
+from ._match import match
 from ._preload import static_tls
 from ._replay import Replay, clears, replay
 from ._said import named, pointed
-from ._settings import settings, stack_set, switched, unique, written_keys
+from ._settings import settings, stack_set, unique, written_keys
 from ._sites import Match
 from ._stack import code_access, dataclass_refusal, explain, full_key
+from ._switch import switched
+from ._untyped import error_lines, known_lines, quoted
 from ._verl import written_as
 from ._zero import divided_by_zero
 
@@ -88,7 +89,7 @@ def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[L
              upstream: Optional[Callable] = None, **options: Any) -> Diagnosis:
     """The diagnosis of a log; ``argv``/``source`` the launch that failed (replayed by ``check`` with ``options``:
     ``verl_version``, ``release``, ``model_config``...; ``upstream`` adds ``check --upstream``'s run to the replay)."""
-    found = exceptions(text) or _known_lines(text) or _quoted(text) or cut_raise(text) or _error_lines(text)
+    found = exceptions(text) or known_lines(text) or quoted(text) or cut_raise(text) or error_lines(text)
     logged = logged_launch(text) if argv is None and found else None
     if logged is not None:  # Hydra printed the launch's overrides: replay them (a Megatron key: verl's Megatron config)
         argv = (["--config-name=ppo_megatron_trainer"] if any(".megatron." in a or a.endswith("strategy=megatron")
@@ -98,77 +99,6 @@ def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[L
     appends = {**appended(found), **logged_arguments(text)}  # the list Hydra printed holds them as written
     return Diagnosis([_one(r, launch, options, appends) for r in firsts], len(text.splitlines()), len(found),
                      argv is not None, logged is not None)
-
-
-def _known_lines(text: str) -> list[Raised]:
-    """Without any ``Type: message`` line (a cut log, a test summary, a message quoted alone), the lines that are a
-    raise site's message, typed as that site raises."""
-    out = []
-    for stream, line, number in clean(text)[:5000]:
-        found = by_line(line) if len(line.strip()) >= 24 else None
-        if found is not None:
-            out.append(Raised(found.site.exception, line.strip().lstrip("-*# ").strip(), [], stream, number))
-    return out
-
-
-def _prose(line: str) -> bool:
-    """Not a comment, a traceback's frame or an excerpt's cut mark: a line an untyped failure may be."""
-    return not line.lstrip().startswith(("#", "File ", "[..."))
-
-
-#: A sentence that states a failed requirement, with a value in it: what an untyped quote of a message reads like.
-_FAILED_RULE = re.compile(r"\b(?:must|should|not divisible|incompatible|is invalid|requires?)\b")
-_VALUE = re.compile(r"\d")
-
-
-def _quoted(text: str) -> list[Raised]:
-    """A short excerpt with no exception at all (a thread that quotes the message alone): its lines that state a
-    failed requirement with a value (``... the world size must be divisible by ETP * EP * PP (1 * 64 * 4 = 256)``),
-    untyped."""
-    lines = [(stream, line, number) for stream, line, number in clean(text) if line.strip()]
-    if len(lines) > 12:
-        return []  # a log, not a quote: what it does not raise is not its failure
-    return [Raised("Error", line.strip()[:2000], [], stream, number) for stream, line, number in lines
-            if _FAILED_RULE.search(line[:2000]) and _VALUE.search(line[:2000]) and _prose(line)][:2]
-
-
-#: A line that reports an error with no Python exception: a device's, a runtime's, a launcher's (not a warning that
-#: something is not available, not a success code, not a metric named error).
-_ERROR_LINE = re.compile(r"\b(?:CUDA error|NPU (?:function )?error|Invalid device|Unable to register worker|"
-                         r"illegal memory access was encountered)\b|"
-                         r"\berror code(?: is)?:? [1-9]\d*|"
-                         r"\b(?:NPU|GPU|CUDA|devices?)\b[^.]{0,40}\bis not (?:available|visible)\b|"
-                         r"^(?:ERROR|CRITICAL|FATAL):[\w.]+:|^\S+: error: |(?<!non-)\bfatal error:|^\s*\w+ fatal\s*:|"
-                         r"(?:^|[\s\[\]>|])(?:[A-Z][A-Za-z]*Error|ERROR|Error)(?:\]|:\s(?![-+]?\d))")
-#: A line that reports no failure though it speaks of one: a warning ("WARNING ... will raise a TypeError: ...",
-#: torch's ``[W ...] Warning: ...``), an info or debug line ("INFO: CUDA is not available, running on NPU").
-_CHATTER = re.compile(r"\b(?:WARN(?:ING)?|[A-Z]\w*Warning|Warning|INFO|DEBUG)\b|^\s*\[W[\s\d]")
-
-
-#: Python's own messages, quoted without their exception's type: that type.
-_PYTHON = ((re.compile(r"^cannot import name '\w+' from '[\w.]+'"), "ImportError"),
-           (re.compile(r"^No module named '[\w.]+'"), "ModuleNotFoundError"),
-           (re.compile(r"^(?:[\w.]+\(\) )?(?:got an )?unexpected keyword argument '\w+'|"
-                       r"^[\w.]+\(\) takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given|"
-                       r"^unsupported operand type\(s\) for"), "TypeError"))
-
-
-def _error_lines(text: str) -> list[Raised]:
-    """A log with no exception at all that still reports an error (``CUDA error: an illegal memory access``, Ray's
-    ``Unable to register worker with raylet``, Python's ``cannot import name 'x' from 'y'`` quoted without its type,
-    which it is given): its last two such lines (a run's fatal error comes last). The log holds a failure; where
-    nothing places it, the doctor says so (exit 1) rather than calling the log unusable."""
-    out = []
-    for stream, line, number in clean(text)[-20000:]:
-        plain = line.strip()[:2000]
-        if _CHATTER.search(plain) or not _prose(line):
-            continue
-        typed = next((kind for pattern, kind in _PYTHON if pattern.search(plain.strip("`\"“”"))), None)
-        if typed:
-            out.append(Raised(typed, plain.strip("`\"“”"), [], stream, number))
-        elif _ERROR_LINE.search(line[:2000]):
-            out.append(Raised("Error", plain.strip("`\"“”'").strip(), [], stream, number))
-    return out[-2:]
 
 
 def _ran(options: dict) -> dict[str, str]:
@@ -247,24 +177,33 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     settable = [f for f in settable if site is None or not helpless(site, f)]  # no value of it passes: not its fault
     settable = [f for f in settable if f not in stack_set() or (launch and written_keys(launch, f))]
     if site is not None and settable:
-        lifted = lifted_after(site)
-        if lifted:  # the setting is at fault on this release; a later one dropped or relaxed the check
-            what = tr("{what} ({package} {release} relaxes this check to accept these values: upgrading also removes "
-                      "it)", what=what, package=site.site.package, release=lifted[0]) if lifted[1] else \
-                tr("{what} (a check {package} {release} no longer has: upgrading also removes it)", what=what,
-                   package=site.site.package, release=lifted[0])
-        return settings(site, settable, what, launch, options)
+        verdict = settings(site, settable, _lifted(what, site), launch, options)
+        if verdict.certainty == "confirmed" or any(c.fix for c in verdict.causes):
+            return verdict  # otherwise the switch the check sits under may be the way out
+        return switched(site, verdict.what, launch, options, verdict.causes, verdict.fields) or verdict
     verdict = explain(raised, site, launch) or not_the_launch(raised, site)
     if verdict.kind == "upstream":  # a condition on values verl derives, where the message names the setting
         verdict = pointed(raised, site) or verdict
     if verdict.kind == "upstream" and site is not None:  # or the switch it sits under, which the message names
-        verdict = switched(site, what, launch, options, message=raised.message[:2000]) or verdict
+        verdict = switched(site, _lifted(what, site), launch, options, message=raised.message[:2000]) or verdict
     if verdict.kind in ("upstream", "unknown"):  # a call later releases make inside a try that keeps this raise
         verdict = fixed_later(raised, _ran(options)) or verdict
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure
     if verdict.kind == "unknown":
         verdict = named(raised, site, options.get("verl_version")) or divided_by_zero(raised) or verdict
     return verdict
+
+
+def _lifted(what: Msg, site: Match) -> Msg:
+    """The failure's words, and where a later release of the package dropped or relaxed the check, that release:
+    the setting is at fault on this one, and upgrading also removes it."""
+    lifted = lifted_after(site)
+    if lifted is None:
+        return what
+    return tr("{what} ({package} {release} relaxes this check to accept these values: upgrading also removes it)",
+              what=what, package=site.site.package, release=lifted[0]) if lifted[1] else \
+        tr("{what} (a check {package} {release} no longer has: upgrading also removes it)", what=what,
+           package=site.site.package, release=lifted[0])
 
 
 def _reproduced(raised: Raised, launch: Optional[Replay]) -> list:

@@ -26,7 +26,7 @@ def cut_raise(text: str) -> list[Raised]:
     last = None  # [frame, its code line, the process that printed it, the frame's line in the log]
     for stream, line, number in clean(text)[-20000:]:
         stripped = line.strip()[:2000]
-        hit = _FRAME.search(stripped)
+        hit = _FRAME.search(stripped) if '", line ' in stripped else None
         if hit:
             last = [(hit.group("file"), int(hit.group("line")), hit.group("fn")), None, stream, number]
         elif last is not None and stripped:

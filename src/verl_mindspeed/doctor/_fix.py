@@ -79,11 +79,11 @@ def passing_values(found: Match, leaf: str) -> Optional[list[Any]]:
             if raises(found.site.condition, found.site.raises_when_false, {**values, chain: probe}) is False]
 
 
-def switched_off(found: Match) -> list[tuple[str, Any]]:
-    """The settings the check sits under (``if args.use_fused_rmsnorm:``, ``if args.ampipe_degree > 1:``), each with
-    the value that skips the check whatever else those tests read, or None where several do or it turns something
-    on (``if not config.fp16:`` is skipped by fp16 on, not a way out): (setting, value). Only a setting every source
-    types as a switch (tested for its truth) or an integer, and that some other value does not skip."""
+def switched_off(found: Match) -> list[str]:
+    """The switches the check sits under (``if args.use_fused_rmsnorm:``) that, off, skip the check whatever else
+    those tests read: only a setting every source types as a switch, tested for its truth, and turned off (``if not
+    config.fp16:`` is skipped by fp16 on, not a way out; an integer's off value may be 0 or unset, which the
+    sources do not say)."""
     enclosing = found.site.enclosing
     if not enclosing:
         return []
@@ -91,14 +91,11 @@ def switched_off(found: Match) -> list[tuple[str, Any]]:
     out = []
     for chain in found.site.enclosing_chains:
         leaf = chain.rsplit(".", 1)[-1]
-        kind = _kinds().get(leaf, (None, False))[0]
-        if kind is None or (kind is bool and not switch_in(enclosing, chain)) or leaf in {o for o, _v in out}:
+        if _kinds().get(leaf, (None, False))[0] is not bool or not switch_in(enclosing, chain) or leaf in out:
             continue
-        probes = (True, False) if kind is bool else _INTEGERS
-        reached = {probe: raises(enclosing, False, {**values, chain: probe}) for probe in probes}
-        skip = [probe for probe, reach in reached.items() if reach is False]
-        if skip and len(skip) < len(probes):
-            out.append((leaf, skip[0] if len(skip) == 1 and skip[0] in (False, 0) else None))
+        reached = {state: raises(enclosing, False, {**values, chain: state}) for state in (True, False)}
+        if reached[False] is False and reached[True] is not False:
+            out.append(leaf)
     return out
 
 

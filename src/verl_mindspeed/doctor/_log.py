@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Optional
 
+from ._forms import TAG, instantiated, oom_line, tags
+
 #: The last two: colour codes whose ESC a copy lost, around Ray's prefix (``[36m(TaskRunner pid=1)[0m ...``).
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|^\[[0-9;]{1,8}m(?=\()|(?<=\))\[[0-9;]{1,8}m")
 _PREFIX = re.compile(r"^\s*\((?P<who>[A-Za-z_][\w.:-]*)(?:\s+pid=(?P<pid>\d+|\.\.\.|…|x+|X+))?"
@@ -54,20 +56,6 @@ _CHAIN = ("The above exception was the direct cause of the following exception",
           "During handling of the above exception, another exception occurred")
 _WRAPPERS = ("RayTaskError", "RayActorError", "ActorDiedError", "RaySystemError", "WorkerCrashedError",
              "ActorUnavailableError", "TaskUnschedulableError")
-#: A native allocator's failure printed without a Python type: ``[torch_memory_saver.cpp] CUresult error: 2 (out of
-#: memory) ...``, ``NPU error ... out of memory``, or the CUDA driver's code for it alone (``CUresult error
-#: result=2 ... func=cu_mem_create``: 2 is ``CUDA_ERROR_OUT_OF_MEMORY``).
-_OOM_LINE = re.compile(r"^\s*(?:\[[\w./-]+\]\s*)?[^\n]*\berror\b[^\n]*(?:\bout of memory\b|"
-                       r"(?<=CUresult error)\s*(?::|result\s*=)\s*2\b[^\n]*\bcu_mem_)", re.I)
-
-
-def _oom_line(line: str) -> bool:
-    """An allocator's untyped out-of-memory line: its words looked for first, so a long line without them is one
-    pass, and the pattern runs on its first 4,000 characters."""
-    low = line[:4000].lower()
-    return "error" in low and ("out of memory" in low or "curesult" in low) and bool(_OOM_LINE.match(line[:4000]))
-
-
 #: argparse's exit line (``prog: error: unrecognized arguments: --x``): the process exits with no traceback.
 _ARGPARSE_LINE = re.compile(r"^\s*\S+: error: unrecognized arguments: \S")
 #: A line a poster puts for the frames they cut: the traceback goes on.
@@ -130,7 +118,7 @@ def clean(text: str) -> tuple[tuple[str, str, int], ...]:
     removed. Kept for the last logs: a diagnosis reads one log up to three times (its exceptions, Hydra's override
     list, an untyped quote)."""
     out = []
-    tags = _tags(text)
+    tagged = tags(text)
     for number, raw in enumerate(text.splitlines(), 1):
         line = _REPEATED.sub("", _ANSI.sub("", _QUOTE.sub("", raw.replace("\r", ""))))  # the quote opens the line
         stream = "driver"
@@ -142,23 +130,11 @@ def clean(text: str) -> tuple[tuple[str, str, int], ...]:
         rank = _RANK.match(line)
         if rank:  # torchrun's per-rank prefix: the rank is the process
             stream, line = rank.group(0).strip().rstrip(":").strip("[]"), line[rank.end():]
-        tag = _TAG.match(line) if tags else None
-        if tag and tag.group("tag") in tags:  # a launcher's task and rank (``pretrain/0``, srun's ``0:``)
+        tag = TAG.match(line) if tagged else None
+        if tag and tag.group("tag") in tagged:  # a launcher's task and rank (``pretrain/0``, srun's ``0:``)
             stream, line = tag.group("tag"), line[tag.end():]
         out.append((stream, _unwrapped(line), number))
     return tuple(out)
-
-
-#: A launcher's tag before each line of a process: NeMo-Run's ``<task>/<rank> `` (a paste may cut its first letters:
-#: ``ain_fp8_mx/0``), srun's ``--label`` ``<rank>: ``. Taken off only where one tag opens three lines or more.
-_TAG = re.compile(r"^(?P<tag>[A-Za-z_][\w.-]{0,60}/\d{1,5}|\d{1,5}:) ")
-
-
-def _tags(text: str) -> frozenset[str]:
-    seen: dict[str, int] = {}
-    for hit in re.finditer(r"^(?:[A-Za-z_][\w.-]{0,60}/\d{1,5}|\d{1,5}:) ", text[:2_000_000], re.M):
-        seen[hit.group(0)[:-1]] = seen.get(hit.group(0)[:-1], 0) + 1
-    return frozenset(tag for tag, n in seen.items() if n >= 3)
 
 
 #: An exception line a poster set in bold or in quotes (``**TypeError: ...**``, ``"KeyError: ..."``), as an item of
@@ -230,7 +206,7 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
         if match and not line.startswith((" " * 4, "\t")):
             message, i = _message(match.group("msg") or "", lines, i + 1)
             kind = match.group("type").rsplit(".", 1)[-1]
-            inner = _instantiated(message) if kind == "InstantiationException" else None
+            inner = instantiated(message) if kind == "InstantiationException" else None
             found.append(Raised(kind, message, frames if in_trace else [], stream, number,
                                 wrapper=kind in _WRAPPERS or message.lstrip().startswith("ray::") or bool(inner),
                                 chained=chained and in_trace, inner=match.group("inner") or (inner and inner[0]),
@@ -248,7 +224,7 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
             found.append(Raised("SystemExit", stripped, [], stream, number))
             i += 1
             continue
-        if _oom_line(line) and not line.startswith((" " * 4, "\t")):  # the allocator's own line, untyped
+        if oom_line(line) and not line.startswith((" " * 4, "\t")):  # the allocator's own line, untyped
             found.append(Raised("OutOfMemoryError", stripped, frames if in_trace else [], stream, number))
             in_trace, frames = False, []
             i += 1
@@ -265,21 +241,7 @@ def _source_line(line: str) -> bool:
     stripped = line.strip()
     return bool(stripped) and not _FRAME.match(line) and not _EXC.match(line) and stripped not in _ELIDED and \
         not any(stripped.startswith(c) for c in _CHAIN) and not stripped.startswith("Traceback") and \
-        not (_oom_line(line) and not line.startswith((" ", "\t")))  # an allocator's untyped line
-
-
-#: The exception Hydra's ``instantiate`` caught, as its message prints it: ``ValueError('When using ...')``.
-_REPR = re.compile(r"^(?P<type>[A-Z]\w*(?:Error|Exception))\((?P<q>['\"])(?P<msg>.*)(?P=q)\)$")
-
-
-def _instantiated(message: str) -> Optional[tuple[str, str]]:
-    """(type, message) of the exception an ``InstantiationException`` (``Error in call to target 'X':``) carries."""
-    for line in message.splitlines()[1:4]:
-        hit = _REPR.match(line.strip())
-        if hit:
-            text = hit.group("msg").replace("\\'", "'").replace('\\"', '"').replace("\\n", "\n")
-            return hit.group("type"), text
-    return None
+        not (oom_line(line) and not line.startswith((" ", "\t")))  # an allocator's untyped line
 
 
 def _message(first: str, lines: list[tuple[str, int]], i: int) -> tuple[str, int]:

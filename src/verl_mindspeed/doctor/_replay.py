@@ -48,6 +48,20 @@ class Replay:
             i.key in keys or i.key.rsplit(".", 1)[-1] in leaves or i.rule in citing)]
 
 
+#: What every verl launch sets besides its own settings, on verl's Megatron config: each pass's micro batch size
+#: (verl's driver requires one without dynamic batching) and the rollout engine (verl 0.6+ leaves it unset).
+_NEUTRAL = ("--config-name=ppo_megatron_trainer", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+            "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
+            "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1", "critic.ppo_micro_batch_size_per_gpu=1",
+            "actor_rollout_ref.rollout.name=vllm")
+
+
+def neutral() -> list[str]:
+    """A launch of verl's Megatron defaults that ``check`` passes: where no launch is given, a fix line is pasted
+    into it to see whether ``check`` refuses the line itself."""
+    return list(_NEUTRAL)
+
+
 def launch_value(launch: Optional[Replay], key: str) -> Optional[str]:
     """What the launch, when there is one, writes for ``key`` (:meth:`Replay.value`)."""
     return launch.value(key) if launch is not None else None

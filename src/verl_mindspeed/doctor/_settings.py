@@ -12,10 +12,10 @@ from typing import Any, Optional
 from .. import catalog, eras
 from ..catalog import verl_keys
 from ..catalog.universe import arguments, core_line_fields
-from ..i18n import Msg, tr
+from ..i18n import Msg
 from ._advice import advised_flags
-from ._blame import MODEL_FIELDS, Cause, Verdict, engine_keys, fields_of, paths_for
-from ._fix import passing_values, solve, switched_off
+from ._blame import Cause, Verdict, engine_keys, fields_of, paths_for
+from ._fix import passing_values, solve
 from ._replay import Replay, clears
 from ._sites import Match
 from ._verl import sections_of
@@ -41,7 +41,7 @@ def settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repla
             return Verdict("override", what, unique(causes), tuple(settable), "confirmed")
     for leaf in settable:
         value = solve(site, leaf)
-        keys = _keys(site, leaf, launch, options)
+        keys = keys_of(site, leaf, launch, options)
         if value is not None:  # the setting the condition moves: the others it reads are context
             return Verdict("override", what, [Cause(k, line(k, value)) for k in keys], tuple(settable), "likely")
         causes += [Cause(k) for k in keys]
@@ -52,52 +52,14 @@ def settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repla
         leaf not in stack_set() and paths_for(leaf, site.site.package))}
     if advice and len(advice) == len(advised):  # every flag it asks for, or no line: a part of the way out is none
         return Verdict("override", what, [Cause(k, line(k, value)) for leaf, value in advice.items()
-                                          for k in _keys(site, leaf, launch, options)], tuple(advice), "likely")
+                                          for k in keys_of(site, leaf, launch, options)], tuple(advice), "likely")
     unread = _unread(site, settable, launch)
     if unread:  # settings the message did not print, each of which can clear the condition whatever the rest reads
         return Verdict("override", what, [Cause(k, line(k, value) if value is not None else None)
-                                          for leaf, value in unread for k in _keys(site, leaf, launch, options)],
+                                          for leaf, value in unread for k in keys_of(site, leaf, launch, options)],
                        tuple(settable), "possible")
-    if not any(c.fix for c in causes):
-        off = switched(site, what, launch, options, causes, tuple(settable))
-        if off is not None:
-            return off
     certainty = "likely" if any(c.fix for c in causes) else "possible"
     return Verdict("override", what, unique(causes), tuple(settable), certainty)
-
-
-def switched(site: Match, what: Msg, launch: Optional[Replay], options: dict, others: Optional[list[Cause]] = None,
-             fields: tuple[str, ...] = (), message: Optional[str] = None) -> Optional[Verdict]:
-    """A check under a feature's switch (``if args.use_fused_rmsnorm: if args.normalization != "RMSNorm": raise``)
-    that gave no line of its own: the switch turned off, a line that skips the check (before the settings its own
-    condition reads, named without one).
-
-    - Which switch: one the message names (``--use-fused-swiglu must enable with --swiglu``); or, where the
-      condition reads launch keys, the one switch the check sits under (``if self.moe_extended_tp:``; under
-      ``ckpt_format == 'torch_dist' and ... and use_distributed_optimizer`` it is one reason among many). Where the
-      condition reads no launch key (``message`` given), only one the message names: a check of buffers or versions
-      under a switch is upstream's, not the switch's.
-    - None where several values skip it (``if args.ampipe_degree > 1``), or for the layout (``if
-      pipeline_model_parallel_size > 1: if pipeline_dtype is None: raise``: verl sets the dtype, the pipeline is no
-      fault): a blind move away from what the run is for.
-    - Never the architecture's own switch (``is_hybrid_model``), nor one verl's build sets from the model
-      (``gated_linear_unit``) unless the launch writes it; only a setting a verl launch writes as itself; a verl
-      class's only with the launch (which section's, the message does not say)."""
-    if site.site.package == "verl" and launch is None:
-        return None
-    found = [(leaf, value) for leaf, value in switched_off(site)
-             if value is not None and _writable(leaf) and leaf not in _LAYOUT and leaf not in MODEL_FIELDS
-             and (leaf not in stack_set() or (launch is not None and written_keys(launch, leaf)))
-             and (_spelled(leaf) in _spelled(message or site.site.template())
-                  or (message is None and _alone(site.site.enclosing, leaf)))]
-    causes = [Cause(k, line(k, value)) for leaf, value in found
-              for k in _keys(site, leaf, launch, options, site.site.enclosing_chains)]
-    if not causes:
-        return None
-    what = tr("{what} (a check that runs only under {switches})", what=what,
-              switches=", ".join(leaf for leaf, _state in found))
-    return Verdict("override", what, unique(causes + list(others or ())), (*fields, *(leaf for leaf, _ in found)),
-                   "possible")
 
 
 def _unread(site: Match, settable: list[str], launch: Optional[Replay]) -> list[tuple[str, Any]]:
@@ -115,7 +77,7 @@ def _unread(site: Match, settable: list[str], launch: Optional[Replay]) -> list[
     if not fields or any((values is None and (leaf in settable or _setting(leaf))) or (values and leaf not in settable)
                          for leaf, values in passing.items()):
         return []  # a setting of another type, or one the launch does not write (bf16, which verl sets), may clear it
-    out = [(leaf, values[0] if len(values) == 1 and _writable(leaf) and leaf not in _LAYOUT else None)
+    out = [(leaf, values[0] if len(values) == 1 and writable(leaf) and leaf not in LAYOUT else None)
            for leaf, values in passing.items() if values and leaf in settable]
     return out if any(value is not None for _leaf, value in out) else []
 
@@ -124,18 +86,7 @@ def _unread(site: Match, settable: list[str], launch: Optional[Replay]) -> list[
 #: condition alone is read. The check may sit under a feature's switch the index does not hold (``--use-torch-fsdp2
 #: is not supported with pipeline parallelism``), and a layout moved blind meets the next check (MoE with TP needs
 #: sequence parallelism).
-_LAYOUT = frozenset(eras.PARALLEL_SIZES) | {"sequence_parallel"}
-
-
-def _alone(enclosing: Optional[str], leaf: str) -> bool:
-    """The check sits under that one switch and nothing else (``self.moe_extended_tp``, ``x.y is True``)."""
-    plain = (enclosing or "").removesuffix(" is True")
-    return plain.rsplit(".", 1)[-1] == leaf and plain.replace(".", "").replace("_", "").isalnum()
-
-
-def _spelled(text: str) -> str:
-    """``--use-fused-rmsnorm``, ``use_fused_rmsnorm`` and ``Use Fused RMSNorm`` alike."""
-    return "".join(ch for ch in text.lower() if ch.isalnum())
+LAYOUT = frozenset(eras.PARALLEL_SIZES) | {"sequence_parallel"}
 
 
 def _setting(leaf: str) -> bool:
@@ -144,14 +95,14 @@ def _setting(leaf: str) -> bool:
     return leaf in arguments() or any(leaf in fields for fields in core_line_fields().values())
 
 
-def _writable(leaf: str) -> bool:
+def writable(leaf: str) -> bool:
     """A setting a verl launch writes as itself: megatron-core's config field, a parallel size, or a MindSpeed
     feature of the catalogue (not a Megatron-LM training argument verl sets in its own way)."""
     return leaf in eras.PARALLEL_SIZES or any(leaf in fields for fields in core_line_fields().values()) or \
         leaf in {f.name for f in catalog.flags()}
 
 
-def _keys(site: Match, leaf: str, launch: Optional[Replay], options: dict, chains: tuple[str, ...] = ()) -> list[str]:
+def keys_of(site: Match, leaf: str, launch: Optional[Replay], options: dict, chains: tuple[str, ...] = ()) -> list[str]:
     """The launch keys of the field ``leaf`` a site reads: the ones the launch writes (the one with the printed
     value first), else the config class's own section, else every path of that name in the stack (two at most)."""
     written = written_keys(launch, leaf) if launch is not None else []
@@ -196,4 +147,4 @@ def unique(causes: list[Cause]) -> list[Cause]:
     return list(seen.values())
 
 
-__all__ = ["line", "settings", "stack_set", "switched", "unique", "written_keys"]
+__all__ = ["LAYOUT", "keys_of", "line", "settings", "stack_set", "unique", "writable", "written_keys"]
