@@ -89,17 +89,27 @@ def _unread(site: Match, settable: list[str], launch: Optional[Replay]) -> list[
 LAYOUT = frozenset(eras.PARALLEL_SIZES) | {"sequence_parallel"}
 
 
+@lru_cache(maxsize=1)
+def _core_fields() -> frozenset[str]:
+    """Every field of megatron-core's config, in any of its lines."""
+    return frozenset(name for fields in core_line_fields().values() for name in fields)
+
+
+@lru_cache(maxsize=1)
+def _writable() -> frozenset[str]:
+    return frozenset(eras.PARALLEL_SIZES) | _core_fields() | {f.name for f in catalog.flags()}
+
+
 def _setting(leaf: str) -> bool:
     """A name megatron-core, Megatron-LM or MindSpeed configures (not a module's own flag such as
     ``_grad_accum_fusion_available``)."""
-    return leaf in arguments() or any(leaf in fields for fields in core_line_fields().values())
+    return leaf in arguments() or leaf in _core_fields()
 
 
 def writable(leaf: str) -> bool:
     """A setting a verl launch writes as itself: megatron-core's config field, a parallel size, or a MindSpeed
     feature of the catalogue (not a Megatron-LM training argument verl sets in its own way)."""
-    return leaf in eras.PARALLEL_SIZES or any(leaf in fields for fields in core_line_fields().values()) or \
-        leaf in {f.name for f in catalog.flags()}
+    return leaf in _writable()
 
 
 def keys_of(site: Match, leaf: str, launch: Optional[Replay], options: dict, chains: tuple[str, ...] = ()) -> list[str]:
