@@ -4,7 +4,7 @@ exception Hydra's ``instantiate`` prints as a repr, a native allocator's out-of-
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Iterable, Optional
 
 #: A native allocator's failure printed without a Python type: ``[torch_memory_saver.cpp] CUresult error: 2 (out of
 #: memory) ...``, ``NPU error ... out of memory``, or the CUDA driver's code for it alone (``CUresult error
@@ -23,14 +23,15 @@ def oom_line(line: str) -> bool:
 #: A launcher's tag before each line of a process: NeMo-Run's ``<task>/<rank> `` (a paste may cut its first letters:
 #: ``ain_fp8_mx/0``), srun's ``--label`` ``<rank>: ``. Taken off only where one tag opens three lines or more.
 TAG = re.compile(r"^(?P<tag>[A-Za-z_][\w.-]{0,60}/\d{1,5}|\d{1,5}:) ")
-_TAGS = re.compile(TAG.pattern, re.M)
 
 
-def tags(text: str) -> frozenset[str]:
-    """The tags that open three lines of ``text`` or more (its first two million characters)."""
+def tags(lines: Iterable[str]) -> frozenset[str]:
+    """The tags that open three of ``lines`` or more (after any other prefix is taken off)."""
     seen: dict[str, int] = {}
-    for hit in _TAGS.finditer(text[:2_000_000]):
-        seen[hit.group("tag")] = seen.get(hit.group("tag"), 0) + 1
+    for line in lines:
+        hit = TAG.match(line)
+        if hit:
+            seen[hit.group("tag")] = seen.get(hit.group("tag"), 0) + 1
     return frozenset(tag for tag, n in seen.items() if n >= 3)
 
 

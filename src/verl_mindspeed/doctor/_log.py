@@ -118,7 +118,6 @@ def clean(text: str) -> tuple[tuple[str, str, int], ...]:
     removed. Kept for the last logs: a diagnosis reads one log up to three times (its exceptions, Hydra's override
     list, an untyped quote)."""
     out = []
-    tagged = tags(text)
     for number, raw in enumerate(text.splitlines(), 1):
         line = _REPEATED.sub("", _ANSI.sub("", _QUOTE.sub("", raw.replace("\r", ""))))  # the quote opens the line
         stream = "driver"
@@ -130,11 +129,11 @@ def clean(text: str) -> tuple[tuple[str, str, int], ...]:
         rank = _RANK.match(line)
         if rank:  # torchrun's per-rank prefix: the rank is the process
             stream, line = rank.group(0).strip().rstrip(":").strip("[]"), line[rank.end():]
-        tag = TAG.match(line) if tagged else None
-        if tag and tag.group("tag") in tagged:  # a launcher's task and rank (``pretrain/0``, srun's ``0:``)
-            stream, line = tag.group("tag"), line[tag.end():]
-        out.append((stream, _unwrapped(line), number))
-    return tuple(out)
+        out.append((stream, line, number))
+    tagged = tags(line for _stream, line, _number in out)
+    return tuple((stream, _unwrapped(line), number) if not (tag := TAG.match(line) if tagged else None)
+                 or tag.group("tag") not in tagged  # a launcher's task and rank (``pretrain/0``, srun's ``0:``)
+                 else (tag.group("tag"), _unwrapped(line[tag.end():]), number) for stream, line, number in out)
 
 
 #: An exception line a poster set in bold or in quotes (``**TypeError: ...**``, ``"KeyError: ..."``), as an item of
