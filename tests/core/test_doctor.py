@@ -1155,6 +1155,19 @@ def test_a_switch_line_check_refuses_is_never_given():
     assert _accepted(f"++{otc}use_fused_rmsnorm=False", otc + "use_fused_rmsnorm", None)
 
 
+def test_a_value_the_message_prints_that_one_setting_takes_names_that_setting():
+    """MindSpeed's TE attention checks ``strategy_type not in CPStrategyFactory._STRATEGY_MAP``, an argument of its
+    own: "upstream code" by the condition alone. The message prints ``megatron_cp_algo``, a choice of one setting
+    only (``--context-parallel-algo``): that setting is named, with no line (the list the message prints and the
+    setting's choices need not agree on which other value this path takes). A value many settings take names none."""
+    otc = "actor_rollout_ref.actor.megatron.override_transformer_config."
+    log = ("ValueError: Unsupported CP strategy: megatron_cp_algo. Available strategies: ['kvallgather_cp_algo']\n")
+    found = diagnose(log)
+    assert [(c.key, c.fix) for c in found.causes] == [(otc + "context_parallel_algo", None)]
+    assert "a value of context_parallel_algo" in str(found.failures[0].verdict.what)
+    assert not diagnose(log.replace("megatron_cp_algo", "unknown_algo")).causes
+
+
 @pytest.mark.parametrize("text, advice", [
     ("Please use --moe-router-pre-softmax when topk is 1.", {"moe_router_pre_softmax": True}),
     ("Please set --moe-router-score-function sigmoid for sigmoid score function.",

@@ -26,6 +26,7 @@ from ._blame import (
     not_the_launch,
     paths_for,
 )
+from ._chosen import chosen
 from ._config import (
     accessed,
     appended,
@@ -186,6 +187,8 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
         verdict = pointed(raised, site) or verdict
     if verdict.kind == "upstream" and site is not None:  # or the switch it sits under, which the message names
         verdict = switched(site, _lifted(what, site), launch, options, message=raised.message[:2000]) or verdict
+    if verdict.kind == "upstream":  # a condition on its own arguments, one of which prints a setting's choice
+        verdict = chosen(site, what) or verdict
     if verdict.kind in ("upstream", "unknown"):  # a call later releases make inside a try that keeps this raise
         verdict = fixed_later(raised, _ran(options)) or verdict
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure
