@@ -1,8 +1,8 @@
 """A raise whose condition reads no launch key, only its own arguments (``strategy_type not in
-CPStrategyFactory._STRATEGY_MAP``): whose values they are, the code does not say, but the message may print one that is a choice of exactly one setting
-(``Unsupported CP strategy: megatron_cp_algo``: MindSpeed's ``--context-parallel-algo`` takes it). That setting is
-named, with no line: the value is one the setting accepts, and which other one this path takes, the message's list
-and the setting's choices need not agree on."""
+CPStrategyFactory._STRATEGY_MAP``): whose values they are, the code does not say, but the message may print one that
+is a choice of exactly one setting (``Unsupported CP strategy: megatron_cp_algo``: MindSpeed's
+``--context-parallel-algo`` takes it). That setting is named, with no line: the value is one the setting accepts,
+and which other one this path takes, the message's list and the setting's choices need not agree on."""
 
 from __future__ import annotations
 
