@@ -85,6 +85,10 @@ def test_a_launchers_tag_before_each_line_is_the_process_and_the_traceback_reads
         tagged = "".join(tag + line + "\n" for line in plain.splitlines())
         assert [(r.type, r.message, r.frames) for r in roots(exceptions(tagged))] == want, tag
         assert {r.stream for r in exceptions(tagged)} == {tag.strip()}
+        for prefix in ("(WorkerDict pid=7) ", "[rank3]: "):  # a tag after Ray's or torchrun's prefix, and before
+            for order in (prefix + tag, tag + prefix):
+                again = "".join(order + line + "\n" for line in plain.splitlines())
+                assert [(r.type, r.message, r.frames) for r in roots(exceptions(again))] == want, order
     assert not exceptions("0: " + plain.splitlines()[-1] + "\n")  # one line: no tag, and no exception line
 
 
@@ -98,23 +102,33 @@ def test_hydras_instantiation_error_is_a_wrapper_of_the_exception_it_prints_as_a
     (root,) = roots(exceptions(log))
     assert (root.type, root.message) == (
         "ValueError", "When using expert parallelism and tensor parallelism, sequence parallelism must be used")
+    escaped = log.replace("must be used')", "can\\'t\\tbe\\\\not used')")  # read as Python reads the literal
+    assert roots(exceptions(escaped))[0].message.endswith("can't\tbe\\not used")
     key = "actor_rollout_ref.actor.megatron.override_transformer_config.sequence_parallel"
     assert [(c.key, c.fix) for c in diagnose(log).causes] == [(key, f"++{key}=True")]
 
 
-@pytest.mark.parametrize("log", [
-    "AssertionError: train_batch_size (10) is not divisible by world size 4\n",  # verl's words, not megatron's helper
-    "ValueError: FSDPEngineConfig.__init__() got an unexpected keyword argument 'mixed_precision'\n"])
-def test_a_helpers_plain_message_or_a_fixed_one_inside_another_sentence_is_no_site(log):
+def test_a_helpers_plain_message_is_never_upstream_code_and_a_fixed_one_is_read_after_a_tag_not_inside_a_sentence():
     """``{} is not divisible by {}`` (megatron-core's ``divide`` helper, whose condition reads only its arguments)
-    fills any sentence with those words, and Megatron-Bridge's fixed ``got an unexpected keyword argument`` sits
-    inside Python's own message: by the message alone neither is the raise site, so neither says "upstream code,
-    no launch key" (the first names the verl key it prints; the second is a version mismatch of two packages)."""
-    (root,) = roots(exceptions(log))
-    assert match(root) is None
-    found = diagnose(log)
-    assert found.failures[0].verdict.kind != "upstream"
-    assert [c.key for c in found.causes] in (["data.train_batch_size"], [])
+    fills any sentence with those words: by the message alone it is never "upstream code, no launch key" (verl's words
+    name the verl key they print; bare numbers are not placed). A fixed message is read after a tag (``Exception: ``,
+    a list's ``- ``, a logger's prefix), not inside another sentence: Python's ``f() got an unexpected keyword
+    argument`` is no Megatron-Bridge raise."""
+    found = diagnose("AssertionError: train_batch_size (10) is not divisible by world size 4\n")
+    assert [c.key for c in found.causes] == ["data.train_batch_size"]
+    bare = diagnose("ValueError: 10 is not divisible by 4\n")
+    assert bare.exit_code == 1 and bare.failures[0].verdict.kind == "unknown"
+    sp = "actor_rollout_ref.actor.megatron.override_transformer_config.sequence_parallel"
+    for line in ("- When using expert parallelism and tensor parallelism, sequence parallelism must be used",
+                 "[2025-07-01 13:15:06] ERROR train.py:88: When using expert parallelism and tensor parallelism, "
+                 "sequence parallelism must be used"):
+        assert [(c.key, c.fix) for c in diagnose(line + "\n").causes] == [(sp, f"++{sp}=True")], line
+    fp16 = "actor_rollout_ref.actor.megatron.override_transformer_config.fp16"
+    assert [(c.key, c.fix) for c in diagnose("Exception: muon with fp16 is not supported.\n").causes] == [
+        (fp16, f"++{fp16}=False")]
+    python = "TypeError: FSDPEngineConfig.__init__() got an unexpected keyword argument 'mixed_precision'\n"
+    (root,) = roots(exceptions(python))
+    assert match(root) is None and diagnose(python).failures[0].verdict.kind == "version-skew"
 
 
 def test_an_exception_line_as_an_item_of_a_markdown_list_is_read():
@@ -1166,6 +1180,10 @@ def test_a_value_the_message_prints_that_one_setting_takes_names_that_setting():
     assert [(c.key, c.fix) for c in found.causes] == [(otc + "context_parallel_algo", None)]
     assert "a value of context_parallel_algo" in str(found.failures[0].verdict.what)
     assert not diagnose(log.replace("megatron_cp_algo", "unknown_algo")).causes
+    assert not diagnose(log.replace("['kvallgather_cp_algo']", "['x']")).causes  # no other choice: not that setting
+    # a package's name that is also a choice (transformer_impl's transformer_engine) is printed for other reasons
+    assert not diagnose("ValueError: Unknown MXFP8 quantization backend: 'transformer_engine'. Must be 'triton' or "
+                        "'flashinfer'.\n").causes
 
 
 @pytest.mark.parametrize("text, advice", [

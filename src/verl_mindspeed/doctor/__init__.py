@@ -42,7 +42,7 @@ from ._cut import cut_raise
 from ._fix import helpless
 from ._later import fixed_later
 from ._log import Raised, exceptions, roots
-from ._match import match
+from ._match import generic, match
 from ._preload import static_tls
 from ._replay import Replay, clears, replay
 from ._said import named, pointed
@@ -183,12 +183,14 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
             return verdict  # otherwise the switch the check sits under may be the way out
         return switched(site, verdict.what, launch, options, verdict.causes, verdict.fields) or verdict
     verdict = explain(raised, site, launch) or not_the_launch(raised, site)
+    if verdict.kind == "upstream" and site is not None and generic(site):  # a helper's words: whose values, unknown
+        verdict = named(raised, None, options.get("verl_version")) or Verdict("unknown", _what(raised, None))
     if verdict.kind == "upstream":  # a condition on values verl derives, where the message names the setting
         verdict = pointed(raised, site) or verdict
     if verdict.kind == "upstream" and site is not None:  # or the switch it sits under, which the message names
         verdict = switched(site, _lifted(what, site), launch, options, message=raised.message[:2000]) or verdict
     if verdict.kind == "upstream":  # a condition on its own arguments, one of which prints a setting's choice
-        verdict = chosen(site, what) or verdict
+        verdict = chosen(site, what, raised.message) or verdict
     if verdict.kind in ("upstream", "unknown"):  # a call later releases make inside a try that keeps this raise
         verdict = fixed_later(raised, _ran(options)) or verdict
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure

@@ -1,8 +1,9 @@
 """A raise whose condition reads no launch key, only its own arguments (``strategy_type not in
 CPStrategyFactory._STRATEGY_MAP``): whose values they are, the code does not say, but the message may print one that
 is a choice of exactly one setting (``Unsupported CP strategy: megatron_cp_algo``: MindSpeed's
-``--context-parallel-algo`` takes it). That setting is named, with no line: the value is one the setting accepts,
-and which other one this path takes, the message's list and the setting's choices need not agree on."""
+``--context-parallel-algo`` takes it), with another of that setting's choices. That setting is named, with no line:
+the value is one the setting accepts, and which other one this path takes, the message's list and the setting's
+choices need not agree on."""
 
 from __future__ import annotations
 
@@ -34,16 +35,22 @@ def _owners() -> dict[str, frozenset[str]]:
     return {choice: frozenset(names) for choice, names in out.items()}
 
 
-def chosen(site: Optional[Match], what: Msg) -> Optional[Verdict]:
-    """The setting whose choice the message prints, where the site's condition reads no launch key."""
+def chosen(site: Optional[Match], what: Msg, message: str) -> Optional[Verdict]:
+    """The setting whose choice the message prints, where the site's condition reads no launch key, and where the
+    message prints another of its choices too (``Available strategies: ['kvallgather_cp_algo']``): a module's name
+    that is also a choice (``transformer_engine``) is printed for other reasons."""
     if site is None:
         return None
+    words = set(re.findall(r"[A-Za-z][\w-]{2,}", message[:6000]))
     found: dict[str, str] = {}
     for text in site.bound.values():
         value = text.strip().strip("'\"`")
         owners = _owners().get(value, frozenset())
-        if _SPECIFIC.fullmatch(value) and ("_" in value or "-" in value) and len(owners) == 1:
-            found.setdefault(next(iter(owners)), value)
+        if not (_SPECIFIC.fullmatch(value) and ("_" in value or "-" in value) and len(owners) == 1):
+            continue
+        setting = next(iter(owners))
+        if any(word != value and setting in _owners().get(word, ()) for word in words):
+            found.setdefault(setting, value)
     keys = [(leaf, key) for leaf in found for key in paths_for(leaf, site.site.package)[:1]]
     if not keys:
         return None

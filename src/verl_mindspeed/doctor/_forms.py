@@ -3,6 +3,7 @@ exception Hydra's ``instantiate`` prints as a repr, a native allocator's out-of-
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Iterable, Optional
 
@@ -40,12 +41,16 @@ _REPR = re.compile(r"^(?P<type>[A-Z]\w*(?:Error|Exception))\((?P<q>['\"])(?P<msg
 
 
 def instantiated(message: str) -> Optional[tuple[str, str]]:
-    """(type, message) of the exception an ``InstantiationException`` (``Error in call to target 'X':``) carries."""
+    """(type, message) of the exception an ``InstantiationException`` (``Error in call to target 'X':``) carries,
+    its repr read back as Python reads a string literal."""
     for line in message.splitlines()[1:4]:
         hit = _REPR.match(line.strip())
         if hit:
-            text = hit.group("msg").replace("\\'", "'").replace('\\"', '"').replace("\\n", "\n")
-            return hit.group("type"), text
+            try:
+                text = ast.literal_eval(hit.group("q") + hit.group("msg") + hit.group("q"))
+            except (SyntaxError, ValueError):
+                text = hit.group("msg")
+            return hit.group("type"), str(text)
     return None
 
 

@@ -117,11 +117,15 @@ def clean(text: str) -> tuple[tuple[str, str, int], ...]:
     """(stream, line, 1-based position) for each line, colours, a Markdown quote's '> ', Ray's prefixes and tails
     removed. Kept for the last logs: a diagnosis reads one log up to three times (its exceptions, Hydra's override
     list, an untyped quote)."""
+    lines = [(number, _STAMP.sub("", _REPEATED.sub("", _ANSI.sub("", _QUOTE.sub("", raw.replace("\r", "")))), count=1))
+             for number, raw in enumerate(text.splitlines(), 1)]  # the quote opens the line
+    outer = tags(line for _number, line in lines)  # before Ray's or torchrun's prefix (``srun --label torchrun``)
     out = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = _REPEATED.sub("", _ANSI.sub("", _QUOTE.sub("", raw.replace("\r", ""))))  # the quote opens the line
+    for number, line in lines:
         stream = "driver"
-        line = _STAMP.sub("", line, count=1)
+        tag = TAG.match(line) if outer else None
+        if tag and tag.group("tag") in outer:
+            stream, line = tag.group("tag"), line[tag.end():]
         match = _PREFIX.match(line)
         if match and (match.group("pid") or match.group("who") in ("TaskRunner", "WorkerDict", "raylet")):
             stream = f"{match.group('who')} pid={match.group('pid')}" if match.group("pid") else match.group("who")

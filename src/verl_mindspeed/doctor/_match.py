@@ -29,17 +29,27 @@ from ._sites import (
 
 def _bind(site: Site, message: str) -> Optional[dict[str, str]]:
     """The values the message prints in the site's placeholders; None when the message is not the site's. A message
-    with no placeholder opens the text (the rest may follow): found inside another sentence, it is that sentence's
-    words (``FSDPEngineConfig.__init__() got an unexpected keyword argument ...`` is Python's, not Megatron-Bridge's
-    ``got an unexpected keyword argument``)."""
+    with no placeholder may follow a tag (``Exception: ``, a list's ``- ``, a logger's ``ERROR train.py:88: ``), not
+    the words of another sentence (``FSDPEngineConfig.__init__() got an unexpected keyword argument ...`` is
+    Python's, not Megatron-Bridge's ``got an unexpected keyword argument``). A template of three placeholders or more
+    is read on the first 1,500 characters: a line that repeats its words would make the search try every split."""
     pattern = pattern_of(site)
     if pattern is None:
         return None
-    text = " ".join(message[:4 * MESSAGE_CHARS].split())[:MESSAGE_CHARS]
-    found = pattern.fullmatch(text) or (pattern.search(text) if site.exprs else pattern.match(text))
+    text = " ".join(message[:4 * MESSAGE_CHARS].split())[:MESSAGE_CHARS if len(site.exprs) < 3 else 1500]
+    found = pattern.fullmatch(text) or (pattern.search(text) if site.exprs else _tagged(pattern, text))
     if found is None:
         return None
     return {expr: value for expr, value in zip(site.exprs, found.groups())}
+
+
+def _tagged(pattern: re.Pattern, text: str) -> Optional[re.Match]:
+    """The fixed message where it opens the text, or follows a tag's end (``:``, ``-``, ``]``, ``>``, ``|``, ``*``)."""
+    for found in pattern.finditer(text):
+        before = text[:found.start()].rstrip()
+        if not before or before[-1] in ":-]>|*#":
+            return found
+    return None
 
 
 def match(raised: Raised) -> Optional[Match]:
@@ -107,17 +117,12 @@ def _same_condition(condition: Optional[str]) -> Optional[str]:
 
 
 def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:
-    """The site whose template the message fills, best by its literal text. Never, by the message alone, a helper's
-    message that prints its own arguments and whose condition reads nothing else (megatron-core's ``{} is not
-    divisible by {}`` for ``numerator % denominator``): any package prints those words, and whose values they are,
-    only a frame says."""
+    """The site whose template the message fills, best by its literal text."""
     best: Optional[Match] = None
     words = set(WORD.findall(raised.message))
     allowed = None if any_type else _candidates(raised.type)
     for site in _by_word_candidates(words):
         if (allowed is not None and site.exception not in allowed) or site.literal < LEAST_LITERAL:
-            continue
-        if _generic(site):
             continue
         if not _words(site) <= words:
             continue
@@ -131,11 +136,14 @@ def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:
     return best
 
 
-def _generic(site: Site) -> bool:
-    """A helper's short message that prints its own arguments in plain words (``{} is not divisible by {}``, no name
-    of code in it) on a condition that reads nothing else: no attribute, no setting under another name."""
-    return bool(site.exprs) and not site.chains and not site.aliases and site.literal < 32 and all(
-        re.fullmatch(r"[A-Z]?[a-z]+", word) for part in site.parts for word in re.findall(r"[\w-]+", part))
+def generic(found: Match) -> bool:
+    """Matched by the message alone, a short message in plain words that prints its own arguments (megatron-core's
+    ``{} is not divisible by {}`` for ``numerator % denominator``), on a condition that reads no attribute: any
+    package prints those words, and whose values they are, only a frame says. Such a match is never "upstream
+    code, no launch key"."""
+    site = found.site
+    return not found.by_frame and bool(site.exprs) and not site.chains and not site.aliases and site.literal < 32 \
+        and all(re.fullmatch(r"[A-Z]?[a-z]+", word) for part in site.parts for word in re.findall(r"[\w-]+", part))
 
 
 def by_line(line: str) -> Optional[Match]:
@@ -163,4 +171,4 @@ def _candidates(kind: str) -> frozenset[str]:
     return frozenset({"RuntimeError", "ValueError", "AssertionError", "ConfigCompositionException", "ConfigKeyError"})
 
 
-__all__ = ["by_line", "match"]
+__all__ = ["by_line", "generic", "match"]
