@@ -27,24 +27,40 @@ from ._sites import (
 )
 
 
-def _bind(site: Site, message: str) -> Optional[dict[str, str]]:
-    """The values the message prints in the site's placeholders; None when the message is not the site's. A message
-    with no placeholder may follow a tag (``Exception: ``, a list's ``- ``, a logger's ``ERROR train.py:88: ``), not
-    the words of another sentence (``FSDPEngineConfig.__init__() got an unexpected keyword argument ...`` is
-    Python's, not Megatron-Bridge's ``got an unexpected keyword argument``). A template of three placeholders or more
-    is read on the first 1,500 characters: a line that repeats its words would make the search try every split."""
+@lru_cache(maxsize=8)
+def _plain(message: str) -> str:
+    """The message on one line, its spaces evened out (a log wraps values and sentences), bounded: read once for
+    every site it is tried against."""
+    return " ".join(message[:4 * MESSAGE_CHARS].split())[:MESSAGE_CHARS]
+
+
+def _found(site: Site, message: str) -> Optional[tuple[dict[str, str], bool]]:
+    """(the values the message prints in the site's placeholders, whether the template fills the message whole);
+    None when the message is not the site's. A message with no placeholder may follow a tag (``Exception: ``, a
+    list's ``- ``, a logger's ``ERROR train.py:88: ``), not the words of another sentence
+    (``FSDPEngineConfig.__init__() got an unexpected keyword argument ...`` is Python's, not Megatron-Bridge's ``got
+    an unexpected keyword argument``). A template of three placeholders or more is read on the first 1,500
+    characters, whole or in part: a line that repeats its words would make the search try every split."""
     pattern = pattern_of(site)
     if pattern is None:
         return None
-    text = " ".join(message[:4 * MESSAGE_CHARS].split())[:MESSAGE_CHARS if len(site.exprs) < 3 else 1500]
-    found = pattern.fullmatch(text) or (pattern.search(text) if site.exprs else _tagged(pattern, text))
+    text = _plain(message)[:MESSAGE_CHARS if len(site.exprs) < 3 else 1500]
+    whole = pattern.fullmatch(text)
+    found = whole or (pattern.search(text) if site.exprs else _tagged(pattern, text))
     if found is None:
         return None
-    return {expr: value for expr, value in zip(site.exprs, found.groups())}
+    return {expr: value for expr, value in zip(site.exprs, found.groups())}, whole is not None
+
+
+def _bind(site: Site, message: str) -> Optional[dict[str, str]]:
+    """The values the message prints in the site's placeholders (:func:`_found`); None when it is not the site's."""
+    found = _found(site, message)
+    return found[0] if found is not None else None
 
 
 def _tagged(pattern: re.Pattern, text: str) -> Optional[re.Match]:
-    """The fixed message where it opens the text, or follows a tag's end (``:``, ``-``, ``]``, ``>``, ``|``, ``*``)."""
+    """The fixed message where it opens the text, or follows a tag's end (``:``, ``-``, ``]``, ``>``, ``|``, ``*``,
+    ``#``)."""
     for found in pattern.finditer(text):
         before = text[:found.start()].rstrip()
         if not before or before[-1] in ":-]>|*#":
@@ -126,11 +142,11 @@ def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:
             continue
         if not _words(site) <= words:
             continue
-        bound = _bind(site, raised.message)
-        if bound is None:
+        found = _found(site, raised.message)
+        if found is None:
             continue
-        whole = " ".join(raised.message[:4 * MESSAGE_CHARS].split())[:MESSAGE_CHARS]
-        score = site.literal / 1000 + (0.5 if pattern_of(site).fullmatch(whole) else 0)
+        bound, whole = found
+        score = site.literal / 1000 + (0.5 if whole else 0)
         if best is None or score > best.score:
             best = Match(named(site, bound), bound, tuple(r for r, _ in site.releases), False, score)
     return best
