@@ -187,9 +187,8 @@ class _Sites(ast.NodeVisitor):
         self.tests.pop()
 
     def visit_Assign(self, node: ast.Assign) -> None:  # noqa: N802
+        self.set_attrs[-1].update(ast.unparse(t) for t in _targets(node) if isinstance(t, ast.Attribute))
         for target in node.targets:
-            if isinstance(target, ast.Attribute):
-                self.set_attrs[-1].add(ast.unparse(target))
             if isinstance(target, ast.Name):
                 if _stringish(node.value):
                     self.assigned[-1][target.id] = node.value
@@ -201,6 +200,13 @@ class _Sites(ast.NodeVisitor):
     def visit_AugAssign(self, node: ast.AugAssign) -> None:  # noqa: N802
         if isinstance(node.target, ast.Name):
             self.changed[-1].add(node.target.id)
+        elif isinstance(node.target, ast.Attribute):
+            self.set_attrs[-1].add(ast.unparse(node.target))
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:  # noqa: N802
+        if isinstance(node.target, ast.Attribute) and node.value is not None:
+            self.set_attrs[-1].add(ast.unparse(node.target))
         self.generic_visit(node)
 
     def visit_Raise(self, node: ast.Raise) -> None:  # noqa: N802
@@ -221,7 +227,7 @@ class _Sites(ast.NodeVisitor):
 
     def _outer(self, own: int) -> list[ast.expr]:
         """The tests of the function's ``if``s around a raise, outermost first, without the raise's own."""
-        return self.tests[self.starts[-1]:len(self.tests) - own] if len(self.tests) > self.starts[-1] else []
+        return self.tests[self.starts[-1]:len(self.tests) - own]
 
     def _add(self, node: ast.stmt, exc: Optional[str], message: Optional[ast.expr], test: Optional[ast.expr],
              outer: Optional[list[ast.expr]] = None) -> None:
@@ -464,7 +470,8 @@ def build(upstream: Path, wheels: bool = True) -> dict:
                     entry.setdefault("a", site["a"])
                 if "l" in site:
                     entry.setdefault("l", site["l"])
-                if entry["r"] and entry.get("e") != site.get("e"):  # releases differ on the switches around it
+                switches = (site.get("e"), site.get("ea"))
+                if entry["r"] and (entry.get("e"), entry.get("ea")) != switches:  # releases differ on them
                     entry["e"], entry["ea"] = None, []
                 elif "e" in site:
                     entry.setdefault("e", site["e"])
@@ -502,9 +509,7 @@ def args_copies(tree: ast.AST) -> dict[str, str]:
             continue
         written: dict[str, int] = {}
         for node in ast.walk(function):
-            targets = node.targets if isinstance(node, ast.Assign) else \
-                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-            for target in targets:
+            for target in _targets(node):
                 if isinstance(target, ast.Attribute):
                     written[target.attr] = written.get(target.attr, 0) + 1
         for node in function.body:
@@ -514,6 +519,13 @@ def args_copies(tree: ast.AST) -> dict[str, str]:
                     and target.attr != node.value.attr and written[target.attr] == 1:
                 out[target.attr] = node.value.attr
     return out
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    """What a statement assigns (``x = ...``, ``x += ...``, ``x: T = ...``)."""
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    return [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
 
 
 def _copied(sites: Iterable[dict], copies: dict[str, set[str]]) -> None:
