@@ -46,7 +46,7 @@ from ._match import generic, match
 from ._preload import static_tls
 from ._replay import Replay, clears, replay
 from ._said import named, pointed
-from ._settings import settings, stack_set, unique, written_keys
+from ._settings import movable, settings, unique, written_keys
 from ._sites import Match
 from ._stack import code_access, dataclass_refusal, explain, full_key
 from ._switch import switched
@@ -176,7 +176,7 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     settable = [f for f in fields
                 if paths_for(f, package, chains) or (launch and written_keys(launch, f) and paths_for(f))]
     settable = [f for f in settable if site is None or not helpless(site, f)]  # no value of it passes: not its fault
-    settable = [f for f in settable if f not in stack_set() or (launch and written_keys(launch, f))]
+    settable = [f for f in settable if movable(f, launch)]
     if site is not None and settable:
         verdict = settings(site, settable, _lifted(what, site), launch, options)
         if verdict.certainty == "confirmed" or any(c.fix for c in verdict.causes):

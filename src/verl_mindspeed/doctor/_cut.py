@@ -16,7 +16,7 @@ _FRAME = re.compile(r'(?:^|\bFile ")(?P<file>[^"\s]+\.py)", line (?P<line>\d+), 
 _RAISE = re.compile(r"^(?:assert\s|raise\s+(?:[A-Za-z_]\w*\.)*(?P<type>[A-Z]\w*)\s*\()")
 #: What may follow the statement where the log is cut there: the poster's cut mark, Python's carets, the rest of the
 #: statement's own message (a string continued on the next lines).
-_AFTER = re.compile(r"^(?:\[\.\.\.\]|\.\.\.|…|[\^~\s]+|[rfbu]?['\"].*|\)|\),?)$", re.I)
+_AFTER = re.compile(r"^(?:\[\.\.\.\]|\.\.\.|…|[\^~\s]+|[rfbu]?['\"].*|\),?)$", re.I)
 
 
 def cut_raise(text: str) -> list[Raised]:

@@ -122,10 +122,7 @@ def clean(text: str) -> tuple[tuple[str, str, int], ...]:
     outer = tags(line for _number, line in lines)  # before Ray's or torchrun's prefix (``srun --label torchrun``)
     out = []
     for number, line in lines:
-        stream = "driver"
-        tag = TAG.match(line) if outer else None
-        if tag and tag.group("tag") in outer:
-            stream, line = tag.group("tag"), line[tag.end():]
+        stream, line = _untagged("driver", line, outer)
         match = _PREFIX.match(line)
         if match and (match.group("pid") or match.group("who") in ("TaskRunner", "WorkerDict", "raylet")):
             stream = f"{match.group('who')} pid={match.group('pid')}" if match.group("pid") else match.group("who")
@@ -134,10 +131,19 @@ def clean(text: str) -> tuple[tuple[str, str, int], ...]:
         if rank:  # torchrun's per-rank prefix: the rank is the process
             stream, line = rank.group(0).strip().rstrip(":").strip("[]"), line[rank.end():]
         out.append((stream, line, number))
-    tagged = tags(line for _stream, line, _number in out)
-    return tuple((stream, _unwrapped(line), number) if not (tag := TAG.match(line) if tagged else None)
-                 or tag.group("tag") not in tagged  # a launcher's task and rank (``pretrain/0``, srun's ``0:``)
-                 else (tag.group("tag"), _unwrapped(line[tag.end():]), number) for stream, line, number in out)
+    inner = tags(line for _stream, line, _number in out)  # after them
+    read = []
+    for stream, line, number in out:
+        stream, line = _untagged(stream, line, inner)
+        read.append((stream, _unwrapped(line), number))
+    return tuple(read)
+
+
+def _untagged(stream: str, line: str, tagged: frozenset[str]) -> tuple[str, str]:
+    """A launcher's task and rank (``pretrain/0``, srun's ``0:``) before the line, where it is one of ``tagged``:
+    the process that printed it, taken off; else the line as it is."""
+    tag = TAG.match(line) if tagged else None
+    return (tag.group("tag"), line[tag.end():]) if tag and tag.group("tag") in tagged else (stream, line)
 
 
 #: An exception line a poster set in bold or in quotes (``**TypeError: ...**``, ``"KeyError: ..."``), as an item of

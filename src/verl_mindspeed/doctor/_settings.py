@@ -77,16 +77,16 @@ def _unread(site: Match, settable: list[str], launch: Optional[Replay]) -> list[
     if not fields or any((values is None and (leaf in settable or _setting(leaf))) or (values and leaf not in settable)
                          for leaf, values in passing.items()):
         return []  # a setting of another type, or one the launch does not write (bf16, which verl sets), may clear it
-    out = [(leaf, values[0] if len(values) == 1 and writable(leaf) and leaf not in LAYOUT else None)
+    out = [(leaf, values[0] if len(values) == 1 and writable(leaf) and leaf not in _LAYOUT else None)
            for leaf, values in passing.items() if values and leaf in settable]
     return out if any(value is not None for _leaf, value in out) else []
 
 
 #: The layout: a size the message did not print, or sequence parallelism, is named but given no line where the
-#: condition alone is read. The check may sit under a feature's switch the index does not hold (``--use-torch-fsdp2
-#: is not supported with pipeline parallelism``), and a layout moved blind meets the next check (MoE with TP needs
-#: sequence parallelism).
-LAYOUT = frozenset(eras.PARALLEL_SIZES) | {"sequence_parallel"}
+#: condition alone is read. The check may sit under a feature's switch the index does not hold (its releases differ
+#: on it: ``--use-torch-fsdp2 is not supported with pipeline parallelism``), and a layout moved blind meets the next
+#: check (MoE with TP needs sequence parallelism).
+_LAYOUT = frozenset(eras.PARALLEL_SIZES) | {"sequence_parallel"}
 
 
 @lru_cache(maxsize=1)
@@ -136,6 +136,11 @@ def _of_class(site: Match, leaf: str, verl_version: Optional[str] = None) -> lis
             if path in keys][:1]
 
 
+def movable(leaf: str, launch: Optional[Replay]) -> bool:
+    """Not a field verl's build sets itself (:func:`stack_set`), unless the launch writes it."""
+    return leaf not in stack_set() or bool(launch is not None and written_keys(launch, leaf))
+
+
 def written_keys(launch: Optional[Replay], leaf: str) -> list[str]:
     if launch is None:
         return []
@@ -157,4 +162,4 @@ def unique(causes: list[Cause]) -> list[Cause]:
     return list(seen.values())
 
 
-__all__ = ["LAYOUT", "keys_of", "line", "settings", "stack_set", "unique", "writable", "written_keys"]
+__all__ = ["keys_of", "line", "movable", "settings", "stack_set", "unique", "writable", "written_keys"]

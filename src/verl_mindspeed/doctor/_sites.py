@@ -17,6 +17,9 @@ from typing import Iterable, Optional
 INDEX = Path(__file__).resolve().parents[1] / "catalog" / "data" / "raise_sites.json.gz"
 #: The least literal text a template needs to be matched without a frame (``{msg}`` alone matches anything).
 LEAST_LITERAL = 12
+#: A value a message prints is at most this long, and a message is read up to ``MESSAGE_CHARS``: a log's line of a
+#: megabyte (a tensor printed whole) costs the matcher no more than a message does.
+VALUE_CHARS, MESSAGE_CHARS = 600, 6000
 
 
 @dataclass(eq=False, slots=True)
@@ -49,6 +52,7 @@ class Site:
     """The tests of the ``if``s around the raise in its function, joined by ``and`` (the feature's switch a check
     sits under: ``args.use_fused_rmsnorm``); None at the function's top level."""
     enclosing_chains: tuple[str, ...] = ()
+    """The attribute chains those tests read that the function does not assign itself before the raise."""
 
     def names(self, leaf: str) -> tuple[str, ...]:
         """What the condition and the message may call the setting ``leaf``: itself, and its aliases."""
@@ -168,11 +172,6 @@ def relative(path: str) -> Optional[str]:
         if at >= 0 or path.startswith(root):
             return path[at + 1:] if at >= 0 else path
     return None
-
-
-#: A value a message prints is at most this long, and a message is read up to ``MESSAGE_CHARS``: a log's line of a
-#: megabyte (a tensor printed whole) costs the matcher no more than a message does.
-VALUE_CHARS, MESSAGE_CHARS = 600, 6000
 
 
 WORD = re.compile(r"[A-Za-z_]{4,}")

@@ -24,7 +24,7 @@ from ..i18n import Msg, tr
 from ._blame import MODEL_FIELDS, Cause, Verdict
 from ._fix import switched_off
 from ._replay import Replay, neutral, pasted, replay
-from ._settings import keys_of, line, stack_set, unique, writable, written_keys
+from ._settings import keys_of, line, movable, unique, writable
 from ._sites import Match
 
 #: The message's own advice: an environment variable to set, or a setting it tells the user to give a value (``Use
@@ -41,7 +41,7 @@ def switched(site: Match, what: Msg, launch: Optional[Replay], options: dict, ot
         return None
     found = [leaf for leaf in switched_off(site)
              if writable(leaf) and leaf not in MODEL_FIELDS
-             and (leaf not in stack_set() or (launch is not None and written_keys(launch, leaf)))
+             and movable(leaf, launch)
              and (_spelled(leaf) in _spelled(message or template)
                   or (message is None and _alone(site.site.enclosing, leaf)))]
     causes = [Cause(k, fix) for leaf in found for k in keys_of(site, leaf, launch, options, site.site.enclosing_chains)
