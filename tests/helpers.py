@@ -16,15 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from verl_mindspeed.doctor._replay import neutral
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-#: What every real verl launch sets besides its own settings: the micro batch size of each pass (without dynamic
-#: batching verl's driver requires one; rule verl-micro-batch; 1 leaves the memory model's default as it is) and the
-#: rollout engine, which verl 0.6+ leaves '???' (rule verl-mandatory-value).
-BASIC = ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
-         "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
-         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1", "critic.ppo_micro_batch_size_per_gpu=1",
-         "actor_rollout_ref.rollout.name=vllm"]
+#: What every real verl launch sets besides its own settings (the micro batch size of each pass, rule
+#: verl-micro-batch; the rollout engine, rule verl-mandatory-value): the doctor's neutral launch, without its
+#: ``--config-name``.
+BASIC = neutral()[1:]
 
 
 def full_stack() -> bool:

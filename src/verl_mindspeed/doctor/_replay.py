@@ -49,7 +49,8 @@ class Replay:
 
 
 #: What every verl launch sets besides its own settings, on verl's Megatron config: each pass's micro batch size
-#: (verl's driver requires one without dynamic batching) and the rollout engine (verl 0.6+ leaves it unset).
+#: (verl's driver requires one without dynamic batching; 1 leaves the memory model's default as it is) and the
+#: rollout engine (verl 0.6+ leaves it '???').
 _NEUTRAL = ("--config-name=ppo_megatron_trainer", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
             "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
             "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1", "critic.ppo_micro_batch_size_per_gpu=1",
