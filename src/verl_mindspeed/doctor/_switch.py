@@ -11,8 +11,8 @@ raise``), where no other rule gave a line: the switch turned off skips it.
   unless the launch writes it, nor against the message's own advice (an environment variable to set,
   ``cuda_graph_impl='full_iteration'``).
 - Every line is ``check``'s to accept: pasted into the launch, or into verl's Megatron defaults where none is given,
-  it raises no error on its key (``use_flash_attn=False``: MindSpeed's attention mask then needs a micro batch size
-  verl never sets).
+  it raises no error and no new warning on its key (``use_flash_attn=False``: MindSpeed's attention mask then needs
+  a micro batch size verl never sets).
 """
 
 from __future__ import annotations
@@ -44,18 +44,26 @@ def switched(site: Match, what: Msg, launch: Optional[Replay], options: dict, ot
              and movable(leaf, launch)
              and (_spelled(leaf) in _spelled(message or template)
                   or (message is None and _alone(site.site.enclosing, leaf)))]
+    stack = dict(options)  # judged on the stack the check raised in: the megatron-core line that has it
+    if site.site.package == "megatron-core" and not stack.get("megatron_core"):
+        stack["megatron_core"] = site.releases[-1]
     causes = [Cause(k, fix) for leaf in found for k in keys_of(site, leaf, launch, options, site.site.enclosing_chains)
-              for fix in [line(k, False)] if _accepted(fix, k, launch)]
+              for fix in [line(k, False)] if _accepted(fix, k, launch, stack)]
     if not causes:
         return None
     what = tr("{what} (a check that runs only under {switches})", what=what, switches=", ".join(found))
     return Verdict("override", what, unique(causes + list(others or ())), (*fields, *found), "possible")
 
 
-def _accepted(fix: str, key: str, launch: Optional[Replay]) -> bool:
-    """``check`` raises no error on ``key`` with the line pasted into the launch, or into verl's Megatron defaults."""
-    after = replay(pasted(launch.argv if launch is not None else neutral(), fix))
-    return after is not None and not [i for i in after.issues if i.severity == "error" and i.key == key]
+def _accepted(fix: str, key: str, launch: Optional[Replay], stack: Optional[dict] = None) -> bool:
+    """``check`` finds nothing wrong with ``key`` once the line is pasted into the launch (or into verl's Megatron
+    defaults), on ``stack`` (``check``'s options: the releases that ran): no error, and no warning the launch did
+    not already have there (``bias_activation_fusion=False``
+    beside ``use_fused_swiglu=True`` is a new mismatch, not a way out)."""
+    after = replay(pasted(launch.argv if launch is not None else neutral(), fix), **(stack or {}))
+    before = {str(i.message) for i in launch.issues if i.key == key} if launch is not None else set()
+    return after is not None and not [i for i in after.issues if i.key == key and (
+        i.severity == "error" or (i.severity == "warning" and str(i.message) not in before))]
 
 
 def _alone(enclosing: Optional[str], leaf: str) -> bool:
