@@ -90,7 +90,9 @@ def match(raised: Raised) -> Optional[Match]:
                 (None if raised.message.strip() else {})  # a site that prints nothing printed no message
             if not at_line and bound is None and not (depth == 0 and raised.cut and _same_statement(raised, site)):
                 continue
-            score = 2.0 * bool(at_line) + (1.0 if bound is not None else 0.0) + site.literal / 1000
+            # a message of its own words bound beats a line number, which another release may give another raise
+            score = 3.0 * (bound is not None and site.literal >= LEAST_LITERAL) + 2.0 * bool(at_line) + \
+                (1.0 if bound is not None else 0.0) + site.literal / 1000
             if best is None or score > best.score:
                 best = Match(named(site, bound or {}), bound or {}, at_line or tuple(r for r, _ in site.releases), True,
                              score)
