@@ -48,7 +48,7 @@ from ._replay import Replay, clears, replay
 from ._said import named, pointed
 from ._settings import movable, settings, unique, written_keys
 from ._sites import Match
-from ._stack import code_access, dataclass_refusal, explain, full_key
+from ._stack import code_access, dataclass_refusal, explain, full_key, unexpected_field
 from ._switch import switched
 from ._untyped import error_lines, known_lines, quoted
 from ._verl import written_as
@@ -222,7 +222,8 @@ def _reproduced(raised: Raised, launch: Optional[Replay]) -> list:
 def _composition(raised: Raised, site: Optional[Match]) -> bool:
     return raised.type in ("ConfigCompositionException", "ConfigKeyError", "ConfigAttributeError",
                            "MissingMandatoryValue") or (site is not None and site.site.package in ("hydra-core",
-                                                                                                   "omegaconf"))
+                                                                                                   "omegaconf")) \
+        or unexpected_field(raised) is not None
 
 
 def _what(raised: Raised, site: Optional[Match]) -> Msg:

@@ -28,6 +28,7 @@ from ._blame import Cause, Verdict
 from ._log import Raised, clean
 from ._replay import Replay, clears, replay
 from ._sites import Match
+from ._stack import unexpected_field
 from ._verl import default, release, releases_with
 
 _OVERRIDES = re.compile(r"Error executing job with overrides: (?P<list>\[.*\])\s*$")
@@ -106,7 +107,7 @@ def hydra_key(raised: Raised, found: Optional[Match]) -> Optional[tuple[str, Opt
     hit = _HYDRA_KEY.search(raised.message)
     key = key or (hit.group("key") or hit.group("missing") if hit else None)
     advice = hydra_advice(raised)
-    key = key or (advice[0] if advice else None)
+    key = key or (advice[0] if advice else None) or unexpected_field(raised)
     if not key or not re.fullmatch(r"[\w.@/+~-]+", key):
         return None
     append = _APPEND.search(raised.message)  # the advice adds a '+' to the argument the user wrote

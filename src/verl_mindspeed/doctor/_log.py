@@ -220,8 +220,10 @@ def _read(stream: str, lines: list[tuple[str, int]]) -> list[Raised]:
                                 wrapper=kind in _WRAPPERS or message.lstrip().startswith("ray::") or bool(inner),
                                 chained=chained and in_trace, inner=match.group("inner") or (inner and inner[0]),
                                 code=code if in_trace else None))
-            if inner:  # the target's own exception, which Hydra prints as its repr under its line
-                found.append(Raised(inner[0], inner[1], [], stream, number + 1))
+            if inner:  # the target's own exception, which Hydra prints as its repr under its line (and the section
+                # it was instantiating, its full_key line)
+                section = next((ln.strip() for ln in message.splitlines() if ln.strip().startswith("full_key:")), "")
+                found.append(Raised(inner[0], f"{inner[1]}\n{section}".strip(), [], stream, number + 1))
             in_trace, frames, chained, code = False, [], False, None
             continue
         if _HYDRA_LINES.search(stripped):

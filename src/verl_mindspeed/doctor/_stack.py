@@ -182,9 +182,24 @@ _WRITES = ("__setitem__", "__setattr__", "_set_value", "_set_item_impl")
 _IN_CLASS = re.compile(r"not in '(?P<cls>[A-Z]\w+)'")
 
 
+#: A config dataclass's constructor given a field it lacks, as Hydra's ``instantiate`` calls it.
+_UNEXPECTED = re.compile(r"\b(?P<cls>[A-Z]\w+)\.__init__\(\) got an unexpected keyword argument '(?P<key>\w+)'")
+
+
 def dataclass_refusal(raised: Raised) -> bool:
-    """A config dataclass refused a key the section holds (``Key 'x' not in 'HFModelConfig'``): the launch's key."""
-    return bool(_IN_CLASS.search(raised.message))
+    """A config dataclass refused a key the section holds (``Key 'x' not in 'HFModelConfig'``, or its constructor
+    given a field it lacks): the launch's key."""
+    return bool(_IN_CLASS.search(raised.message)) or unexpected_field(raised) is not None
+
+
+def unexpected_field(raised: Raised) -> Optional[str]:
+    """The key a verl config dataclass's constructor was given and lacks (``McoreEngineConfig.__init__() got an
+    unexpected keyword argument 'x'``): a key the section holds, so one the launch wrote. Another class's (a package's
+    function called with an argument it lacks) is none."""
+    hit = _UNEXPECTED.search(raised.message)
+    if raised.type != "TypeError" or hit is None or not sections_of(hit.group("cls")):
+        return None
+    return hit.group("key")
 
 
 def full_key(raised: Raised, key: str) -> str:
@@ -194,7 +209,9 @@ def full_key(raised: Raised, key: str) -> str:
     hit = _FULL_KEY.search(raised.message)
     if hit and "." in hit.group("key") and hit.group("key").rsplit(".", 1)[-1] == key.rsplit(".", 1)[-1]:
         return hit.group("key")
-    owner = _IN_CLASS.search(raised.message)
+    if hit and "." not in key and unexpected_field(raised) == key:  # instantiate's full_key: the section it built
+        return f"{hit.group('key')}.{key}"
+    owner = _IN_CLASS.search(raised.message) or _UNEXPECTED.search(raised.message)
     sections = sections_of(owner.group("cls")) if owner and "." not in key else ()
     if sections:
         return f"{sections[0]}.{key}"
@@ -218,4 +235,5 @@ def code_access(raised: Raised) -> Optional[tuple[str, bool]]:
     return frames[inner - 1][1], frames[inner][1] in _WRITES
 
 
-__all__ = ["MEMORY_KEY", "batch_key", "code_access", "dataclass_refusal", "divisible_batch", "explain", "full_key"]
+__all__ = ["MEMORY_KEY", "batch_key", "code_access", "dataclass_refusal", "divisible_batch", "explain", "full_key",
+           "unexpected_field"]
