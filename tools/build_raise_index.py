@@ -14,7 +14,9 @@ Every ``raise X(message)`` and ``assert cond, message`` in the sources of each r
   formats;
 - the locals the condition reads that are one setting under another name (``l``: ``infer_tp`` for
   ``self.config.rollout.tensor_model_parallel_size``, ``vp_size`` for
-  ``get_virtual_pipeline_model_parallel_world_size()``), so a value printed for the local binds the setting;
+  ``get_virtual_pipeline_model_parallel_world_size()``, ``reset_bucket_group_order`` for ``getattr(args,
+  "reset_bucket_group_order", False)``), so a value printed for the local binds the setting, and a value tried for
+  the setting is the local's in the condition;
 - for the checks that read Megatron-LM's parsed arguments (its own and MindSpeed's), an argument ``validate_args``
   copies from another as it stands (``transformer_pipeline_model_parallel_size``) is that other setting, an alias;
 - the tests of the ``if``s around it in its function (``e``, with the chains they read and the function does not
@@ -284,8 +286,11 @@ def _alias(node: ast.expr) -> Optional[str]:
         holders = ast.unparse(node.value).split(".")
         return node.attr if all(_HOLDERS.match(h) for h in holders) else None
     if isinstance(node, ast.Call) and _name(node.func) == "getattr" and len(node.args) >= 2 and \
-            isinstance(node.args[1], ast.Name) and all(_HOLDERS.match(h) for h in ast.unparse(node.args[0]).split(".")):
-        return "@" + node.args[1].id  # getattr(args, arg_name): the setting whose name the variable holds
+            all(_HOLDERS.match(h) for h in ast.unparse(node.args[0]).split(".")):
+        if isinstance(node.args[1], ast.Name):
+            return "@" + node.args[1].id  # getattr(args, arg_name): the setting whose name the variable holds
+        if isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            return node.args[1].value  # getattr(args, "reset_bucket_group_order", False): that setting
     return _getter(node)
 
 

@@ -54,6 +54,13 @@ def arguments() -> dict[str, dict]:
 
 
 @lru_cache(maxsize=None)
+def mindspeed_arguments() -> frozenset[str]:
+    """The destinations of every argument MindSpeed registers (any release here): what verl's repatch hands
+    MindSpeed from ``override_transformer_config`` as it stands."""
+    return frozenset(dest for group in _data()["mindspeed"].values() for dest in group["args"])
+
+
+@lru_cache(maxsize=None)
 def switches() -> frozenset[str]:
     """The arguments a flag alone turns on or off (``store_true`` or ``store_false``)."""
     return frozenset(dest for dest, spec in arguments().items() if spec.get("action") in ("store_true", "store_false"))

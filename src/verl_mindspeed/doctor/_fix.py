@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from .. import eras
 from ..catalog.universe import arguments, stack_facts
-from ._sites import Match
+from ._sites import Match, Site
 from ._solve import divisor_passing, nearest_passing, raises, value_of
 
 #: The sizes the world size is a multiple of: a fix may only divide them (VPP splits layers, not devices).
@@ -48,7 +48,7 @@ def solve(found: Match, leaf: str) -> Optional[Any]:
         if smaller is None and _equated(site.condition, expr):  # the check wants one value (a checkpoint's): that one
             return nearest_passing(site.condition, site.raises_when_false, values, expr)
         return smaller
-    chain = next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
+    chain = read_as(site, leaf)
     if chain is None or not switch_in(site.condition, chain):
         return None
     states = {state: raises(site.condition, site.raises_when_false, {**values, chain: state})
@@ -68,7 +68,7 @@ def passing_values(found: Match, leaf: str) -> Optional[list[Any]]:
     unset. None where the setting's type is not known to be a switch or an integer, or the condition does not read
     it by name."""
     _values, expr = _printed(found, leaf)
-    chain = next((c for c in found.site.chains if c.rsplit(".", 1)[-1] == leaf), None)
+    chain = read_as(found.site, leaf)
     kind, optional = _kinds().get(leaf, (None, False))
     if expr is not None or chain is None or kind is None or (kind is bool and not switch_in(found.site.condition,
                                                                                               chain)):
@@ -138,6 +138,17 @@ def _equated(condition: str, expr: str) -> bool:
                and expr in {ast.unparse(n) for n in (node.left, *node.comparators)} for node in ast.walk(tree))
 
 
+def read_as(site: Site, leaf: str) -> Optional[str]:
+    """The expression the site's condition reads the setting ``leaf`` by: the attribute chain ending in it
+    (``args.use_fused_rmsnorm``), else a local the function assigned it to once (``reset_bucket_group_order =
+    getattr(args, "reset_bucket_group_order", False)``), where the condition reads that local."""
+    chain = next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
+    if chain is not None or not site.condition:
+        return chain
+    return next((local for local, field in site.aliases if field == leaf
+                 and re.search(rf"(?<![\w.]){re.escape(local)}(?!\w)", site.condition)), None)
+
+
 def switch_in(condition: str, chain: str) -> bool:
     """``chain`` is a switch in ``condition``: tested for truth or compared with True or False, never counted nor
     compared with a number or None (``pipeline_model_parallel_size > 0`` is a number: True passes it only as 1
@@ -165,7 +176,7 @@ def helpless(found: Match, leaf: str) -> bool:
     if not site.condition:
         return False
     values, expr = _printed(found, leaf)
-    expr = expr or next((c for c in site.chains if c.rsplit(".", 1)[-1] == leaf), None)
+    expr = expr or read_as(site, leaf)
     numbers = [v for v in values.values() if isinstance(v, int) and not isinstance(v, bool)]
     if expr is None or not numbers or not re.search(rf"(?<![\w.]){re.escape(expr)}(?![\w])", site.condition):
         return False  # the condition reads the setting through a local name (``infer_tp = ...``): it cannot be run
@@ -174,4 +185,4 @@ def helpless(found: Match, leaf: str) -> bool:
     return all(raises(site.condition, site.raises_when_false, {**values, expr: v}) is True for v in probes)
 
 
-__all__ = ["WORLD_DIVISORS", "helpless", "passing_values", "solve", "switch_in", "switched_off"]
+__all__ = ["WORLD_DIVISORS", "helpless", "passing_values", "read_as", "solve", "switch_in", "switched_off"]

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from .. import catalog, eras
 from ..catalog import verl_keys
-from ..catalog.universe import arguments, core_line_fields
+from ..catalog.universe import arguments, core_line_fields, mindspeed_arguments
 from ..i18n import Msg
 from ._advice import advised_flags
 from ._blame import Cause, Verdict, engine_keys, fields_of, paths_for
@@ -77,8 +77,8 @@ def _unread(site: Match, settable: list[str], launch: Optional[Replay]) -> list[
     if not fields or any((values is None and (leaf in settable or _setting(leaf))) or (values and leaf not in settable)
                          for leaf, values in passing.items()):
         return []  # a setting of another type, or one the launch does not write (bf16, which verl sets), may clear it
-    out = [(leaf, values[0] if len(values) == 1 and writable(leaf) and leaf not in _LAYOUT else None)
-           for leaf, values in passing.items() if values and leaf in settable]
+    out = [(leaf, values[0] if len(values) == 1 and (writable(leaf) or _handed(leaf, launch)) and leaf not in _LAYOUT
+            else None) for leaf, values in passing.items() if values and leaf in settable]
     return out if any(value is not None for _leaf, value in out) else []
 
 
@@ -104,6 +104,13 @@ def _setting(leaf: str) -> bool:
     """A name megatron-core, Megatron-LM or MindSpeed configures (not a module's own flag such as
     ``_grad_accum_fusion_available``)."""
     return leaf in arguments() or leaf in _core_fields()
+
+
+def _handed(leaf: str, launch: Optional[Replay]) -> bool:
+    """A MindSpeed argument the launch writes in ``override_transformer_config``: verl's repatch hands it to
+    MindSpeed as written, so a line there reaches the check."""
+    return leaf in mindspeed_arguments() and any(".override_transformer_config." in k
+                                                 for k in written_keys(launch, leaf))
 
 
 def writable(leaf: str) -> bool:

@@ -1,0 +1,84 @@
+"""Logs of the exceptions verl's and MindSpeed's own code raised on generated launches (the round trip of
+``tests/conformance/roundtrip.py``), each a shape the doctor misread before: their tracebacks as Python printed them.
+"""
+
+from __future__ import annotations
+
+from helpers import BASIC, require
+from verl_mindspeed.doctor import diagnose
+
+M = "actor_rollout_ref.actor.megatron"
+OTC = f"{M}.override_transformer_config"
+VERL = "/usr/local/lib/python3.11/site-packages/verl"
+MINDSPEED = "/opt/MindSpeed/mindspeed"
+
+
+def _worker(process: str, trace: str) -> str:
+    return "".join(f"({process}) {line}\n" for line in trace.splitlines())
+
+
+def test_a_message_its_site_binds_beats_a_line_number_another_release_gives_another_assert():
+    """verl 0.9.1's n_gpus check stands at line 109-110 of ``verl/utils/config.py``; in verl 0.5.0 line 110 is the
+    batch-size assert two statements down. The message binds the first site only: the context-parallel size it
+    prints is named, not ``data.train_batch_size`` and ``rollout.n``."""
+    log = _worker("TaskRunner pid=2715", f"""Traceback (most recent call last):
+  File "{VERL}/utils/config.py", line 110, in validate_config
+    n_gpus % (model_parallel_size * config.actor_rollout_ref.actor.megatron.context_parallel_size) == 0
+AssertionError: n_gpus (8) must be divisible by model_parallel_size (4) times context_parallel_size (4)""")
+    keys = {c.key for c in diagnose(log).causes}
+    assert f"{M}.context_parallel_size" in keys, keys
+    assert not keys & {"data.train_batch_size", "actor_rollout_ref.rollout.n"}, keys
+
+
+INSTANTIATE = f"""Traceback (most recent call last):
+  File "{VERL}/utils/config.py", line 50, in omega_conf_to_dataclass
+    return instantiate(config, _convert_="partial")
+  File "/usr/local/lib/python3.11/site-packages/hydra/_internal/instantiate/_instantiate2.py", line 138, in _call_target
+    raise InstantiationException(_with_full_key(msg, full_key)) from e
+InstantiationException: Error in call to target 'verl.workers.config.engine.McoreEngineConfig':
+TypeError("McoreEngineConfig.__init__() got an unexpected keyword argument 'expert_model_arallel_size'")
+full_key: actor_rollout_ref.actor.megatron"""
+
+
+def test_a_field_a_verl_config_class_lacks_is_the_launchs_key_not_a_version_skew():
+    """Hydra's instantiate calls the section's dataclass with every key the section holds: a key it lacks is one the
+    launch wrote (a typo here), under the section Hydra's ``full_key`` names. Before, "unexpected keyword argument"
+    read as two packages' versions not matching, and no key was blamed."""
+    found = diagnose(_worker("TaskRunner pid=2715", INSTANTIATE))
+    (cause,) = found.causes
+    assert cause.key == f"{M}.expert_model_arallel_size"
+    assert found.failures[0].verdict.kind == "override"
+    require("verl")
+    launch = ["--config-name=ppo_megatron_trainer", *BASIC, f"++{M}.expert_model_arallel_size=1"]
+    (cause,) = diagnose(_worker("TaskRunner pid=2715", INSTANTIATE), launch).causes
+    assert cause.confirmed and f"{M}.expert_model_parallel_size=1" in cause.fix
+
+
+def test_a_packages_own_function_given_an_unknown_keyword_is_still_a_version_skew():
+    """The rule takes only a class verl converts a config section into: a package's function (vLLM's, torch's)
+    called with a keyword it lacks is the versions' mismatch it always was."""
+    log = "TypeError: LLM.__init__() got an unexpected keyword argument 'disable_log_stats'\n"
+    found = diagnose(log)
+    assert not found.causes and found.failures[0].verdict.kind == "version-skew"
+
+
+RESET = _worker("WorkerDict pid=3388", f"""Traceback (most recent call last):
+  File "{MINDSPEED}/features_manager/features_manager.py", line 63, in validate_features_args
+    feature.validate_args(args)
+  File "{MINDSPEED}/features_manager/distributed/reset_bucket_group_order_feature.py", line 22, in validate_args
+    raise AssertionError('overlap param gather is compatible with reset bucket group order')
+AssertionError: overlap param gather is compatible with reset bucket group order""")
+
+
+def test_a_switch_read_through_a_local_getattr_gets_its_off_line_where_the_launch_turns_it_on():
+    """MindSpeed reads ``reset_bucket_group_order = getattr(args, "reset_bucket_group_order", False)`` and tests the
+    local: the index keeps the local as that setting, so the condition is run on it. The launch turns the MindSpeed
+    switch on in override_transformer_config (verl hands it to MindSpeed as written): off is its line. The other
+    way out, overlap_param_gather, is no key the launch writes: named, no line."""
+    require("verl")
+    launch = ["--config-name=ppo_megatron_trainer", *BASIC, f"++{OTC}.reset_bucket_group_order=True"]
+    causes = {c.key: c.fix for c in diagnose(RESET, launch).causes}
+    assert causes[f"{OTC}.reset_bucket_group_order"] == f"++{OTC}.reset_bucket_group_order=False"
+    assert causes.get(f"{OTC}.overlap_param_gather", "absent") is None
+    alone = {c.key: c.fix for c in diagnose(RESET).causes}  # without the launch: who wrote the switch is unknown
+    assert alone and not any(alone.values()), alone
