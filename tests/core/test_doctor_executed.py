@@ -82,3 +82,21 @@ def test_a_switch_read_through_a_local_getattr_gets_its_off_line_where_the_launc
     assert causes.get(f"{OTC}.overlap_param_gather", "absent") is None
     alone = {c.key: c.fix for c in diagnose(RESET).causes}  # without the launch: who wrote the switch is unknown
     assert alone and not any(alone.values()), alone
+
+
+def test_the_replays_finding_for_this_check_goes_before_another_rules_on_the_same_key():
+    """The launch sets the engine's TP to 4 and the dict's copy to 1 beside CP 4 on 8 devices: check finds three
+    errors on the TP keys (the product against the devices, the dict's copy against the engine's, mc2's TP). verl's
+    driver raised the product's: its rule's line (both TP keys to 2) is the fix, not the dict's copy set to 4 and
+    to 2 in two lines that undo each other."""
+    require("verl")
+    log = _worker("TaskRunner pid=2715", f"""Traceback (most recent call last):
+  File "{VERL}/utils/config.py", line 110, in validate_config
+    n_gpus % (model_parallel_size * config.actor_rollout_ref.actor.megatron.context_parallel_size) == 0
+AssertionError: n_gpus (8) must be divisible by model_parallel_size (4) times context_parallel_size (4)""")
+    launch = ["--config-name=ppo_megatron_trainer", *BASIC, f"{M}.tensor_model_parallel_size=4",
+              f"{M}.context_parallel_size=4", f"++{OTC}.tensor_model_parallel_size=1", f"++{OTC}.use_ascend_mc2=True",
+              "trainer.n_gpus_per_node=8"]
+    (cause,) = diagnose(log, launch).causes
+    assert cause.confirmed and cause.key == f"{M}.tensor_model_parallel_size"
+    assert cause.fix == f"{M}.tensor_model_parallel_size=2 ++{OTC}.tensor_model_parallel_size=2"

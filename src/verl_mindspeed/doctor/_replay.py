@@ -37,15 +37,19 @@ class Replay:
 
     def about(self, keys: Iterable[str], leaves: Iterable[str] = (), cites: str = "",
               function: str = "") -> list[Issue]:
-        """The errors on one of ``keys`` (or on a key ending in one of ``leaves``), or of a rule citing the raise's
-        file ``cites`` and its ``function`` (a rule citing the file for another function's check is not about it)."""
+        """The errors of a rule citing the raise's file ``cites`` and its ``function`` (a rule citing the file for
+        another function's check is not about it), those on one of ``keys`` (or on a key ending in one of
+        ``leaves``) first; where no rule cites it, the errors on those keys. Another rule on the same keys (the dict's
+        copy of a size differing from the engine's) is another failure, whose line does not clear this one."""
         from ..rules._base import RULES
 
         keys, leaves = set(keys), set(leaves)
         short = function.rsplit(".", 1)[-1]
         citing = {r.id for r in RULES if cites and cites in r.cites and (not short or short in r.cites)}
-        return [i for i in self.issues if i.severity == "error" and (
-            i.key in keys or i.key.rsplit(".", 1)[-1] in leaves or i.rule in citing)]
+        errors = [i for i in self.issues if i.severity == "error"]
+        cited = [i for i in errors if i.rule in citing]
+        on_keys = [i for i in errors if i.key in keys or i.key.rsplit(".", 1)[-1] in leaves]
+        return [i for i in cited if i in on_keys] or cited or on_keys
 
 
 #: What every verl launch sets besides its own settings, on verl's Megatron config: each pass's micro batch size

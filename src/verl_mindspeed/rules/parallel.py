@@ -127,7 +127,8 @@ def _model_splits(ctx: Context, name: str, size: Optional[int]) -> bool:
 
 
 @rule("model-parallel-divides-world", holds_for="megatron-core 0.12.1 and 0.16.1",
-      cites="megatron/core/parallel_state.py initialize_model_parallel")
+      cites="megatron/core/parallel_state.py initialize_model_parallel; verl 0.9.1 verl/utils/config.py "
+            "validate_config (n_gpus, the same product, in verl's driver first)")
 def model_parallel_divides_world(role: RoleView, ctx: Context) -> Iterable[Issue]:
     """TP x PP x CP must divide the number of devices."""
     size = role.tp * role.pp * role.cp
