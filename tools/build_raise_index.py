@@ -25,6 +25,9 @@ Every ``raise X(message)`` and ``assert cond, message`` in the sources of each r
 - the condition itself (``k``) and whether it raises when the condition is false (``w``: an ``assert``, or an
   ``else`` branch) or true (an ``if``), so that values read off a message can be put back into it.
 
+Beside the sites (``features``): MindSpeed's features, the switch each turns on, by the file its class is in and the
+modules its methods import (``tools/_features.py``).
+
 Beside the sites (``caught``): each call a function makes inside a ``try`` whose handlers keep a named exception type,
 with those handlers in order (``h``: types, and what each keeps), the releases that do so (``r``) and the releases
 that make the call with other handlers or none (``n``; ``tools/_caught.py``), so that a failure a newer release stops
@@ -57,6 +60,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from verl_mindspeed.doctor._sites import keywords  # noqa: E402 - the doctor's lookup word, written once here
 
 sys.path.insert(0, str(ROOT / "tools"))
+import _features  # noqa: E402
 from _caught import caught_in, caught_of  # noqa: E402
 
 OUT = ROOT / "src" / "verl_mindspeed" / "catalog" / "data" / "raise_sites.json.gz"
@@ -448,6 +452,7 @@ def build(upstream: Path, wheels: bool = True) -> dict:
     caught: dict[tuple, dict] = {}
     built_from = []
     copies: dict[str, set[str]] = {}
+    features: dict[str, dict[str, set[str]]] = {"files": {}, "modules": {}}
     for package, release, files in sources(upstream, wheels):
         count = 0
         for rel, text in files:
@@ -455,6 +460,8 @@ def build(upstream: Path, wheels: bool = True) -> dict:
                 tree = ast.parse(text)
             except (SyntaxError, ValueError):
                 continue
+            if package == "mindspeed":
+                _features.add(features, rel, tree)
             if package in _ARGS_READERS:
                 for copy, setting in args_copies(tree).items():
                     copies.setdefault(copy, set()).add(setting)
@@ -496,7 +503,8 @@ def build(upstream: Path, wheels: bool = True) -> dict:
             site["kw"] = keyword
     _unkept(caught, upstream, wheels)
     calls = sorted(caught.values(), key=lambda e: (e["p"], e["f"], e["fn"], e["call"], json.dumps(e["h"])))
-    return {"format": 1, "built_from": built_from, "sites": sites, "caught": calls}
+    return {"format": 1, "built_from": built_from, "sites": sites, "caught": calls,
+            "features": _features.written(features)}
 
 
 #: The packages whose checks read Megatron-LM's parsed arguments after its ``validate_args`` (MindSpeed patches it and

@@ -1163,22 +1163,22 @@ def test_a_switch_line_check_refuses_is_never_given():
     error), ``use_fused_rmsnorm=False`` is taken; ``bias_activation_fusion=False`` is taken on the defaults, not
     where the launch has ``use_fused_swiglu`` on (check warns of the mismatch)."""
     require("verl")
-    from verl_mindspeed.doctor._switch import _accepted
+    from verl_mindspeed.doctor._switch import accepted
 
     otc = "actor_rollout_ref.actor.megatron.override_transformer_config."
-    assert not _accepted(f"++{otc}use_flash_attn=False", otc + "use_flash_attn", None)
-    assert _accepted(f"++{otc}use_fused_rmsnorm=False", otc + "use_fused_rmsnorm", None)
+    assert not accepted(f"++{otc}use_flash_attn=False", otc + "use_flash_attn", None)
+    assert accepted(f"++{otc}use_fused_rmsnorm=False", otc + "use_fused_rmsnorm", None)
     # with the launch given, a line check warns about there (a new mismatch with a fused kernel it has on) is none
     from verl_mindspeed.doctor._replay import neutral, replay
 
     fusion = otc + "bias_activation_fusion"
-    assert _accepted(f"++{fusion}=False", fusion, replay(neutral()))
-    assert not _accepted(f"++{fusion}=False", fusion, replay([*neutral(), f"++{otc}use_fused_swiglu=True"]))
+    assert accepted(f"++{fusion}=False", fusion, replay(neutral()))
+    assert not accepted(f"++{fusion}=False", fusion, replay([*neutral(), f"++{otc}use_fused_swiglu=True"]))
     # judged on the megatron-core line that raised: fp8_output_proj is a field of 0.18.2 only (check warns that the
     # default stack's 0.16.1 reads nothing of it), and megatron-core 0.18.2's own check is what the line clears
     proj = otc + "fp8_output_proj"
-    assert not _accepted(f"++{proj}=False", proj, None)
-    assert _accepted(f"++{proj}=False", proj, None, {"megatron_core": "0.18.2"})
+    assert not accepted(f"++{proj}=False", proj, None)
+    assert accepted(f"++{proj}=False", proj, None, {"megatron_core": "0.18.2"})
     found = diagnose("ValueError: fp8_output_proj requires fp8_recipe='mxfp8', got 'tensorwise'.\n")
     assert found.causes[0].fix == f"++{proj}=False"
 

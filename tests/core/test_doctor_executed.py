@@ -100,3 +100,40 @@ AssertionError: n_gpus (8) must be divisible by model_parallel_size (4) times co
     (cause,) = diagnose(log, launch).causes
     assert cause.confirmed and cause.key == f"{M}.tensor_model_parallel_size"
     assert cause.fix == f"{M}.tensor_model_parallel_size=2 ++{OTC}.tensor_model_parallel_size=2"
+
+
+EXTEND_EP = _worker("WorkerDict pid=3388", f"""Traceback (most recent call last):
+  File "{MINDSPEED}/core/megatron_basic/arguments_basic.py", line 83, in wrapper
+    MindSpeedFeaturesManager.validate_features_args(args=self)
+  File "{MINDSPEED}/features_manager/features_manager.py", line 63, in validate_features_args
+    feature.validate_args(args)
+  File "{MINDSPEED}/features_manager/moe/tp_extend_ep.py", line 22, in validate_args
+    if args.num_experts % (args.tensor_model_parallel_size * args.expert_model_parallel_size) != 0:
+AttributeError: 'TransformerConfig' object has no attribute 'num_experts'""")
+
+
+def test_a_features_own_code_failing_names_its_switch_where_the_launch_turns_it_on(tmp_path):
+    """No check raised: MindSpeed's moe_tp_extend_ep validation read ``num_experts``, which verl's config lacks. The
+    frame is that feature's file (the index reads every release's features_manager): its switch, which the launch
+    turns on, is at fault and off is its line. A launch of verl's one-step-off entry is replayed on that entry's
+    config (the line's check ran on main_ppo's before, failed to compose, and the line was dropped)."""
+    require("verl")
+    key = f"{OTC}.moe_tp_extend_ep"
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.experimental.one_step_off_policy.main_ppo \\\n    "
+                      + " \\\n    ".join(["--config-name=one_step_off_ppo_megatron_trainer", *BASIC, f"++{key}=True"])
+                      + "\n")
+    from verl_mindspeed.launch import read_launch_file
+
+    source = read_launch_file(str(script))
+    found = diagnose(EXTEND_EP, source.argv, source)
+    assert [(c.key, c.fix) for c in found.causes] == [(key, f"++{key}=False")]
+    assert "moe_tp_extend_ep" in str(found.failures[0].verdict.what)
+
+
+def test_a_features_code_failing_blames_no_switch_the_launch_leaves_off():
+    """validate_args runs for every feature: where the launch does not turn the switch on (or is unknown), the
+    feature's code failing is not placed on it."""
+    require("verl")
+    assert not diagnose(EXTEND_EP, ["--config-name=ppo_megatron_trainer", *BASIC]).causes
+    assert not diagnose(EXTEND_EP).causes

@@ -39,6 +39,7 @@ from ._config import (
     refused_override,
 )
 from ._cut import cut_raise
+from ._feature import feature_code
 from ._fix import helpless
 from ._later import fixed_later
 from ._log import Raised, exceptions, roots
@@ -194,6 +195,8 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     if verdict.kind in ("upstream", "unknown"):  # a call later releases make inside a try that keeps this raise
         verdict = fixed_later(raised, _ran(options)) or verdict
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure
+    if verdict.kind == "unknown":  # a feature's own code failing (not a check), where the launch turns it on
+        verdict = feature_code(raised, what, launch, options) or verdict
     if verdict.kind == "unknown":
         verdict = named(raised, site, options.get("verl_version")) or divided_by_zero(raised) or verdict
     return verdict

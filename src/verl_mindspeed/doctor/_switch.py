@@ -48,19 +48,20 @@ def switched(site: Match, what: Msg, launch: Optional[Replay], options: dict, ot
     if site.site.package == "megatron-core" and not stack.get("megatron_core"):
         stack["megatron_core"] = site.releases[-1]
     causes = [Cause(k, fix) for leaf in found for k in keys_of(site, leaf, launch, options, site.site.enclosing_chains)
-              for fix in [line(k, False)] if _accepted(fix, k, launch, stack)]
+              for fix in [line(k, False)] if accepted(fix, k, launch, stack)]
     if not causes:
         return None
     what = tr("{what} (a check that runs only under {switches})", what=what, switches=", ".join(found))
     return Verdict("override", what, unique(causes + list(others or ())), (*fields, *found), "possible")
 
 
-def _accepted(fix: str, key: str, launch: Optional[Replay], stack: Optional[dict] = None) -> bool:
+def accepted(fix: str, key: str, launch: Optional[Replay], stack: Optional[dict] = None) -> bool:
     """``check`` finds nothing wrong with ``key`` once the line is pasted into the launch (or into verl's Megatron
     defaults), on ``stack`` (``check``'s options: the releases that ran): no error, and no warning the launch did
     not already have there (``bias_activation_fusion=False``
     beside ``use_fused_swiglu=True`` is a new mismatch, not a way out)."""
-    after = replay(pasted(launch.argv if launch is not None else neutral(), fix), **(stack or {}))
+    after = replay(pasted(launch.argv if launch is not None else neutral(), fix),
+                   entry=launch.entry if launch is not None else None, **(stack or {}))
     before = {str(i.message) for i in launch.issues if i.key == key} if launch is not None else set()
     return after is not None and not [i for i in after.issues if i.key == key and (
         i.severity == "error" or (i.severity == "warning" and str(i.message) not in before))]
@@ -77,4 +78,4 @@ def _spelled(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum())
 
 
-__all__ = ["switched"]
+__all__ = ["accepted", "switched"]
