@@ -257,6 +257,26 @@ def test_an_uneven_split_fix_uses_the_key_another_role_sets(base_cfg):
     assert not [i for i in fixed if i.rule in ("model-layers-pp", "uneven-pp-needs-middle")], fixed
 
 
+def test_an_uneven_split_fix_keeps_interleaving_only_where_every_stage_divides_by_it(base_cfg):
+    """27 layers over PP 2 with VPP 2: no split gives both stages an even count, and megatron-core refuses the
+    uneven one under interleaving ("number of layers on each middle pipeline rank:13 must be divisible by virtual
+    pipeline parallel degree 2"; the doctor's round trip met it after pasting the split alone). The line sets the
+    split and drops VPP; 30 layers over PP 4 with VPP 2 keep it (a split of even stages exists)."""
+    argv = ["--config-name=ppo_megatron_trainer", *BASIC, f"{M}.pipeline_model_parallel_size=2",
+            f"{M}.virtual_pipeline_model_parallel_size=2", f"{M}.vanilla_mbridge=True"]
+    model = str(FIXTURES / "models" / "Moonlight-16B-A3B-Instruct")  # 27 layers
+    (issue,) = [i for i in evaluate(argv, model_config=model, release="26.1").errors if i.rule == "model-layers-pp"]
+    assert issue.override == (f"++{O}.num_layers_in_first_pipeline_stage=14 "
+                              f"{M}.virtual_pipeline_model_parallel_size=null")
+    fixed = evaluate([*argv, *issue.override.split()], model_config=model, release="26.1").errors
+    assert not [i for i in fixed if i.rule.startswith(("model-layers", "model-vpp", "uneven-pp"))], fixed
+    from verl_mindspeed.model._constraints import interleaved_split
+
+    assert interleaved_split(27, 2, 2) == ((14, None), False)
+    split, keeps = interleaved_split(30, 4, 2)  # 30 = 8 + 8 + 8 + 6: every stage even
+    assert keeps and split != (None, None)
+
+
 def test_the_allgather_overlap_on_a_moe_model_is_dropped_not_cycled(base_cfg):
     """On a MoE model the allgather overlap needs the allgather dispatcher, which megatron refuses under the
     variable_seq_lengths=True verl builds with: the fix drops the overlap (it proposed allgather, whose own rule

@@ -91,6 +91,22 @@ def balanced_pipeline_split(num_layers: int, pp: int) -> Optional[tuple[Optional
     return first, last
 
 
+def interleaved_split(num_layers: int, pp: int, vpp: Optional[int]
+                      ) -> tuple[Optional[tuple[Optional[int], Optional[int]]], bool]:
+    """(the split :func:`balanced_pipeline_split` gives, or with interleaving the first of :func:`pipeline_splits`
+    whose every stage's layers divide by ``vpp``; whether the virtual pipeline size can stay). Moonlight's 27 layers
+    over PP=2 with VPP=2 have no such split: the balanced one, and VPP goes (megatron-core: "number of layers on each
+    middle pipeline rank ... must be divisible by virtual pipeline parallel degree")."""
+    balanced = balanced_pipeline_split(num_layers, pp)
+    if not vpp or vpp <= 1 or balanced is None:
+        return balanced, True
+    for split in [balanced, *pipeline_splits(num_layers, pp)]:
+        counts = stage_layer_counts(num_layers, pp, *split)
+        if counts is not None and vpp_splits(counts, vpp):
+            return split, True
+    return balanced, False
+
+
 def pipeline_splits(num_layers: int, pp: int) -> list[tuple[Optional[int], Optional[int]]]:
     """Every (first, last) stage-size choice worth estimating for ``pp`` stages.
 

@@ -11,7 +11,7 @@ from typing import Iterable, Optional
 
 from ..errors import Issue
 from ..i18n import tr, trn
-from ..model._constraints import balanced_pipeline_split, experts_split, ffn_split, heads_split, vpp_splits
+from ..model._constraints import experts_split, ffn_split, heads_split, interleaved_split, vpp_splits
 from ..model._layout import stage_layer_counts
 from ..model.spec import MLA_KEYS, ModelSpec
 from ._base import FIRST_STAGE as _FIRST
@@ -106,8 +106,11 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if not spec or role.pp == 1 or stage_counts(role, spec) is not None:
         return
     total, pp = _total_layers(role, spec), role.pp
+    vpp = role.vpp if role.pp > 1 else None  # interleaving: every stage's layers divide by it, or it goes
+    keeps = "" if interleaved_split(total, pp, vpp)[1] else " " + role.mset_line("virtual_pipeline_model_parallel_size",
+                                                                                 None)
     if first is None and last is None:
-        split = balanced_pipeline_split(total, pp)
+        split = interleaved_split(total, pp, vpp)[0]
         if split and split[0] and pp == 2 and _set_elsewhere(role, ctx, _LAST) \
                 and not _set_elsewhere(role, ctx, _FIRST):
             # the same split through the key another role's dict sets: MindSpeed's namespace hands one role's stage
@@ -115,7 +118,7 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
             split = (None, total - split[0])
         if split and (split[0] or split[1]):  # keep PP: the most even uneven split
             hint = tr("or a pipeline size that divides {total}", total=total)
-            fix = " ".join(role.set_line(k, v) for k, v in ((_FIRST, split[0]), (_LAST, split[1])) if v)
+            fix = " ".join(role.set_line(k, v) for k, v in ((_FIRST, split[0]), (_LAST, split[1])) if v) + keeps
         else:
             hint = tr("choose a pipeline size of at most the layer count")
             fix = fix_size(role, ctx, PP)
@@ -126,10 +129,10 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         return
     given = " and ".join(f"{n}={v}" for n, v in ((_FIRST, first), (_LAST, last)) if v is not None)
     middle_stages = pp - (first is not None) - (last is not None)
-    split = balanced_pipeline_split(total, pp)  # the fix: the most even split (null where the layers divide)
+    split = interleaved_split(total, pp, vpp)[0]  # the fix: the most even split (null where the layers divide)
     fix = fix_size(role, ctx, PP) if split is None else " ".join(
         role.set_line(k, v) for k, v in ((_FIRST, split[0]), (_LAST, split[1])) if v is not None or
-        role.given.get(k) is not None)
+        role.given.get(k) is not None) + keeps
     yield error(role.key(_FIRST if first is not None else _LAST), trn(
         "{given} with pipeline_model_parallel_size={pp} require the remaining {middle} of {total} layers to fill "
         "the {stages} other stage, at least one layer",
