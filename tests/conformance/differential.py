@@ -343,7 +343,7 @@ class Judge:
         from omegaconf import OmegaConf
 
         if cfg.argv is not None:
-            comp = self.compose_argv(cfg.argv)
+            comp = self.compose_argv(cfg.argv, entry=cfg.entry)
             return comp.cfg, cfg.argv, comp.tree, comp.issues
         base_argv = base_of(cfg)
         if (cfg.preset, cfg.entry) not in self.bases:

@@ -288,9 +288,13 @@ def engine_checks(engine_config, model_dir: Optional[str]) -> Optional[dict]:
 
 
 def refusal(exc: BaseException) -> dict:
-    """verl's refusal as the oracle records it: the exception's type and the first line of its message."""
+    """verl's refusal as the oracle records it: the exception's type, the first line of its message, and the
+    exception as a worker's log prints it (from verl's first frame)."""
+    from verl_mindspeed.upstream._oracle_harness import traceback_text
+
     text = str(exc).strip()
-    return {"exc_type": type(exc).__name__, "message": text.splitlines()[0][:300] if text else ""}
+    return {"exc_type": type(exc).__name__, "message": text.splitlines()[0][:300] if text else "",
+            "traceback": traceback_text(exc, ("verl", "hydra", "omegaconf"))}
 
 
 def driver_checks(cfg) -> Optional[dict]:
@@ -352,7 +356,8 @@ def upstream_of(cfg, model_dir: Optional[str], default_dict: dict, validates: bo
             roles = [r for r in BUILD_ORDER if r == "actor" or (r == "critic" and need_critic(cfg))
                      or (r == "ref" and need_reference_policy(cfg))]
     except Exception as exc:  # noqa: BLE001
-        out.verl_error = {"stage": "verl-config", "exc_type": type(exc).__name__, "message": str(exc)[:300]}
+        out.verl_error = {"stage": "verl-config", "exc_type": type(exc).__name__, "message": str(exc)[:300],
+                          "traceback": refusal(exc)["traceback"]}
         return out
     if validates:
         failure = driver_checks(cfg)

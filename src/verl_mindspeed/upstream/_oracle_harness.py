@@ -100,6 +100,17 @@ def first_line(exc: BaseException) -> str:
     return text[0][:400] if text else ""
 
 
+def traceback_text(exc: BaseException, roots=("mindspeed", "megatron")) -> str:
+    """The exception as Python prints it, from the first frame of upstream code (``roots``) on: what a worker's log
+    shows of the raise. Bounded: the last 30 frames and 4,000 characters of the message."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    first = next((i for i, f in enumerate(frames) if any(f"/{root}/" in f.filename for root in roots)), 0)
+    kept = traceback.StackSummary.from_list(frames[first:][-30:])
+    text = str(exc)
+    message = f"{type(exc).__name__}: {text[:4000]}" if text else type(exc).__name__
+    return "Traceback (most recent call last):\n" + "".join(kept.format()) + message
+
+
 def where_raised(exc: BaseException) -> str:
     """The innermost frame of the traceback that is upstream code (not this worker), as ``file:line``."""
     frames = traceback.extract_tb(exc.__traceback__)

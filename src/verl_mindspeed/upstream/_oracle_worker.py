@@ -63,6 +63,7 @@ except ImportError:  # run as a script in the oracle's Python, or loaded by path
 FEATURE_SWITCHES, FilteredSys, StageError = harness.FEATURE_SWITCHES, harness.FilteredSys, harness.StageError
 decode, drop_stub_group_options, first_line = harness.decode, harness.drop_stub_group_options, harness.first_line
 plain, upstream_warnings, where_raised = harness.plain, harness.upstream_warnings, harness.where_raised
+traceback_text = harness.traceback_text
 
 __all__ = ["FilteredSys", "Oracle", "main"]
 
@@ -230,7 +231,7 @@ class Oracle(MindSpeedState):
             out["attrs"] = list(attrs)
         if exc is not None:
             out.update(stage=stage, role=role, exc_type=type(exc).__name__, message=first_line(exc),
-                       where=where_raised(exc))
+                       where=where_raised(exc), traceback=traceback_text(exc))
         if self.warned:
             out["upstream_warnings"] = sorted(self.warned)[:20]
         if unapplied:
