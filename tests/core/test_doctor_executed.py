@@ -137,3 +137,58 @@ def test_a_features_code_failing_blames_no_switch_the_launch_leaves_off():
     require("verl")
     assert not diagnose(EXTEND_EP, ["--config-name=ppo_megatron_trainer", *BASIC]).causes
     assert not diagnose(EXTEND_EP).causes
+
+
+def test_an_option_the_check_runs_under_which_the_launch_sets_is_deleted():
+    """MindSpeed's ``context parallel size must larger than 1 when --context-parallel-kv-cache-policy is set`` sits
+    under ``if args.context_parallel_kv_cache_policy:``; the option has no default and no off value to write: the
+    line deletes the launch's argument. CP is named too, with no line (a layout moved blind meets the next check)."""
+    require("verl")
+    log = _worker("WorkerDict pid=3388", f"""Traceback (most recent call last):
+  File "{MINDSPEED}/features_manager/context_parallel/context_parallel_kv_cache.py", line 33, in validate_args
+    raise AssertionError(
+AssertionError: context parallel size must larger than 1 when --context-parallel-kv-cache-policy is set.""")
+    key = f"{OTC}.context_parallel_kv_cache_policy"
+    causes = {c.key: c for c in diagnose(log, ["--config-name=ppo_megatron_trainer", *BASIC, f"++{key}=full"]).causes}
+    assert causes[key].delete and causes[key].fix is None
+    assert not diagnose(log, ["--config-name=ppo_megatron_trainer", *BASIC]).causes[0].delete  # nothing to delete
+
+
+HYBRID = "initialize_context_parallel_group_for_hybrid_cp"
+
+
+def test_code_a_feature_of_a_chosen_setting_runs_takes_checks_finding_from_the_rules_citing_that_feature():
+    """The hybrid CP algorithm without ``ulysses_degree_in_cp``: MindSpeed's CP group code compares None with the CP
+    size (a TypeError, no check). The module is the context-parallel feature's; check's rule citing that feature's
+    file finds the missing degree on the launch, and its line is the fix (not confirmed: check found the
+    requirement, not this exception)."""
+    require("verl")
+    log = _worker("WorkerDict pid=3388", f"""Traceback (most recent call last):
+  File "{MINDSPEED}/core/context_parallel/model_parallel_utils.py", line 280, in wrapper
+    initialize_context_parallel_group_for_hybrid_cp(
+  File "{MINDSPEED}/core/context_parallel/model_parallel_utils.py", line 76, in {HYBRID}
+    if not (context_parallel_size > ulysses_degree and context_parallel_size % ulysses_degree == 0):
+TypeError: '>' not supported between instances of 'int' and 'NoneType'""")
+    launch = ["--config-name=ppo_megatron_trainer", *BASIC, f"{M}.context_parallel_size=2",
+              f"++{OTC}.context_parallel_algo=hybrid_adaptive_cp_algo"]
+    (cause,) = diagnose(log, launch).causes
+    assert cause.key == f"{OTC}.ulysses_degree_in_cp" and cause.fix and not cause.confirmed
+
+
+def test_code_no_check_or_feature_places_names_the_launchs_errors_to_fix_first():
+    """megatron's layer split dividing by zero stages (the actor's uneven split on the process groups a critic of
+    other sizes built first): no site, no feature. With the launch, check's errors on it are what to fix first, at
+    "possible"; without a launch, or on a launch check passes, nothing is named."""
+    require("verl")
+    block = "/usr/lib/python3.10/site-packages/megatron/core/transformer/transformer_block.py"
+    log = _worker("WorkerDict pid=3388", f"""Traceback (most recent call last):
+  File "{block}", line 87, in get_num_layers_to_build
+    layers_to_distribute % pipeline_stages_left == 0
+ZeroDivisionError: integer modulo by zero""")
+    launch = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", *BASIC,
+              f"{M}.pipeline_model_parallel_size=2"]
+    found = diagnose(log, launch)
+    assert found.causes and found.failures[0].verdict.certainty == "possible"
+    assert "critic.megatron.pipeline_model_parallel_size=2" in " ".join(c.fix or "" for c in found.causes)
+    assert not diagnose(log).causes
+    assert not diagnose(log, ["--config-name=ppo_megatron_trainer", *BASIC]).causes

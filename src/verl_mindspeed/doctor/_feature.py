@@ -20,7 +20,7 @@ from ..i18n import Msg, tr
 from ._blame import Cause, Verdict
 from ._log import Raised
 from ._replay import Replay
-from ._settings import line, written_keys
+from ._settings import line, unique, written_keys
 from ._sites import index, relative
 from ._switch import accepted
 
@@ -52,15 +52,49 @@ def feature_code(raised: Raised, what: Msg, launch: Optional[Replay], options: d
     if launch is None or raised.type not in CODE_ERRORS:
         return None
     found = next((f for path, _line, _fn in reversed(raised.frames) for f in [features_of(path)] if f), [])
+    if not found:
+        return _unplaced(raised, what, launch)
     on = [(key, leaf) for leaf in found if leaf in switches() for key in written_keys(launch, leaf)
           if (launch.value(key) or "").lower() in _ON]
     causes = [Cause(key, fix) for key, _leaf in on for fix in [line(key, False)] if accepted(fix, key, launch, options)]
     if not causes:
-        return None
+        return _checked(found, what, launch, options)
     names = ", ".join(sorted({leaf for _key, leaf in on}))
     what = tr("{what}: MindSpeed's code of the feature {switches}, which the launch turns on, failed on what verl's "
               "path hands it; with the feature off, that code does not run", what=what, switches=names)
     return Verdict("override", what, causes, tuple(leaf for _key, leaf in on), "likely")
+
+
+def _checked(found: list[str], what: Msg, launch: Replay, options: dict) -> Optional[Verdict]:
+    """A feature the launch turns on by a setting that is no switch (``context_parallel_algo``): ``check``'s errors
+    on the launch from the rules that cite that feature's own file (``hybrid-cp-ulysses-degree`` cites
+    ``context_parallel_feature.py``, whose feature's module ``model_parallel_utils`` compared a missing
+    ``ulysses_degree_in_cp`` with the CP size)."""
+    files = sorted({rel.rsplit("/", 1)[-1] for rel, of in _features()[0].items() if set(of) & set(found)})
+    issues = [i for name in files for i in launch.about((), cites=name)]
+    if not issues:
+        return None
+    causes = unique([Cause(i.key, i.override) for i in issues])  # check's finding, not this exception: not confirmed
+    what = tr("{what}: in MindSpeed's code of the feature {switches}; check finds on the launch what that feature "
+              "requires", what=what, switches=", ".join(found))
+    return Verdict("override", what, causes, tuple(c.key.rsplit(".", 1)[-1] for c in causes), "likely")
+
+
+def _unplaced(raised: Raised, what: Msg, launch: Replay) -> Optional[Verdict]:
+    """Megatron's or MindSpeed's code failing where no check and no feature places it (``layers_to_distribute %
+    pipeline_stages_left``: the actor's uneven split on the process groups a critic of other sizes built first), on a
+    launch ``check`` finds errors in: those errors, the launch's known faults, to fix first (certainty "possible":
+    whether this failure remains, only a run after them says)."""
+    if not any(relative(path) and relative(path).startswith(("megatron/", "mindspeed/")) for path, _l, _f in
+               raised.frames):
+        return None
+    issues = [i for i in launch.issues if i.severity == "error"]
+    if not issues:
+        return None
+    what = tr("{what}: no check raised this, in code the launch's settings drive; check finds errors on the launch, "
+              "to fix first", what=what)
+    causes = unique([Cause(i.key, i.override) for i in issues])
+    return Verdict("override", what, causes, tuple(c.key.rsplit(".", 1)[-1] for c in causes), "possible")
 
 
 __all__ = ["CODE_ERRORS", "feature_code", "features_of"]

@@ -99,6 +99,25 @@ def switched_off(found: Match) -> list[str]:
     return out
 
 
+def unset_off(found: Match) -> list[str]:
+    """The options the check sits under that, unset (their default None), skip it whatever else those tests read
+    (``if args.context_parallel_kv_cache_policy:``, ``if args.moe_zero_memory_num_layers is not None:``): every
+    source gives the argument no default, and it is no switch (:func:`switched_off` takes those)."""
+    enclosing = found.site.enclosing
+    if not enclosing:
+        return []
+    values = {e: value_of(t) for e, t in found.bound.items()}
+    out = []
+    for chain in found.site.enclosing_chains:
+        leaf = chain.rsplit(".", 1)[-1]
+        spec = arguments().get(leaf)
+        if spec is None or "default" not in spec or spec["default"] is not None or spec.get("action") or leaf in out:
+            continue
+        if raises(enclosing, False, {**values, chain: None}) is False:
+            out.append(leaf)
+    return out
+
+
 @lru_cache(maxsize=None)
 def _kinds() -> dict[str, tuple[Optional[type], bool]]:
     """Setting -> (``bool`` or ``int``, whether it may be unset), as megatron-core's config defaults (every line
@@ -185,4 +204,5 @@ def helpless(found: Match, leaf: str) -> bool:
     return all(raises(site.condition, site.raises_when_false, {**values, expr: v}) is True for v in probes)
 
 
-__all__ = ["WORLD_DIVISORS", "helpless", "passing_values", "read_as", "solve", "switch_in", "switched_off"]
+__all__ = ["WORLD_DIVISORS", "helpless", "passing_values", "read_as", "solve", "switch_in", "switched_off",
+           "unset_off"]

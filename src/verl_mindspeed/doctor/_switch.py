@@ -10,6 +10,9 @@ raise``), where no other rule gave a line: the switch turned off skips it.
   architecture's own switch (``is_hybrid_model``), one verl's build sets from the model (``gated_linear_unit``)
   unless the launch writes it, nor against the message's own advice (an environment variable to set,
   ``cuda_graph_impl='full_iteration'``).
+- An option with no default the check sits under (``if args.context_parallel_kv_cache_policy:``), which the message
+  names and the launch writes, is deleted: unset, the check does not run (``check`` must find nothing new on its key
+  without it).
 - Every line is ``check``'s to accept: pasted into the launch, or into verl's Megatron defaults where none is given,
   it raises no error and no new warning on its key (``use_flash_attn=False``: MindSpeed's attention mask then needs
   a micro batch size verl never sets).
@@ -22,9 +25,9 @@ from typing import Optional
 
 from ..i18n import Msg, tr
 from ._blame import MODEL_FIELDS, Cause, Verdict
-from ._fix import switched_off
+from ._fix import switched_off, unset_off
 from ._replay import Replay, neutral, pasted, replay
-from ._settings import keys_of, line, movable, unique, writable
+from ._settings import keys_of, line, movable, unique, writable, written_keys
 from ._sites import Match
 
 #: The message's own advice: an environment variable to set, or a setting it tells the user to give a value (``Use
@@ -49,6 +52,10 @@ def switched(site: Match, what: Msg, launch: Optional[Replay], options: dict, ot
         stack["megatron_core"] = site.releases[-1]
     causes = [Cause(k, fix) for leaf in found for k in keys_of(site, leaf, launch, options, site.site.enclosing_chains)
               for fix in [line(k, False)] if accepted(fix, k, launch, stack)]
+    unset = [leaf for leaf in unset_off(site) if launch is not None and _spelled(leaf) in _spelled(message or template)]
+    causes += [Cause(k, delete=True) for leaf in unset for k in written_keys(launch, leaf)
+               if _dropped(k, launch, stack)]
+    found += [leaf for leaf in unset if any(c.key.rsplit(".", 1)[-1] == leaf for c in causes)]
     if not causes:
         return None
     what = tr("{what} (a check that runs only under {switches})", what=what, switches=", ".join(found))
@@ -65,6 +72,18 @@ def accepted(fix: str, key: str, launch: Optional[Replay], stack: Optional[dict]
     before = {str(i.message) for i in launch.issues if i.key == key} if launch is not None else set()
     return after is not None and not [i for i in after.issues if i.key == key and (
         i.severity == "error" or (i.severity == "warning" and str(i.message) not in before))]
+
+
+def _dropped(key: str, launch: Replay, stack: Optional[dict] = None) -> bool:
+    """``check`` finds no error on ``key``, nor a new warning, once the launch's argument for it is deleted (an
+    option the check runs under, unset)."""
+    from ..overrides import split_override
+
+    argv = [a for a in launch.argv if "=" not in a or split_override(a)[1] != key]
+    after = replay(argv, entry=launch.entry, **(stack or {}))
+    before = {str(i.message) for i in launch.issues}
+    return after is not None and len(argv) < len(launch.argv) and not [
+        i for i in after.issues if i.key == key and (i.severity == "error" or str(i.message) not in before)]
 
 
 def _alone(enclosing: Optional[str], leaf: str) -> bool:
