@@ -61,12 +61,12 @@ def test_every_line_the_doctor_gives_clears_the_raise_it_was_given_for(trips):
 
 
 def test_with_the_launch_nearly_every_refusal_gets_lines_and_following_them_mostly_reaches_a_run(trips):
-    """Floors under the figures docs/doctor.md reports (measured at 150 generated configurations): lines for at
-    least nine in ten refusals with the launch (or Hydra's override list in the log), and following them reaches a
-    launch the oracle accepts for at least three in four."""
+    """Floors under the figures docs/doctor.md reports (measured at 150 generated configurations: 135 of 135 with
+    lines, 133 followed to a run): lines for at least 95 in 100 refusals with the launch (or Hydra's override list in
+    the log), and following them reaches a launch the oracle accepts for at least nine in ten."""
     import roundtrip
 
     figures = roundtrip.figures(trips)
-    assert figures["launch"]["with_lines"] >= 0.9 * len(trips), figures
-    assert figures["log"]["with_lines"] >= 0.9 * len(trips), figures
-    assert figures["followed_to_pass"] >= 0.75 * len(trips), figures
+    assert figures["launch"]["with_lines"] >= 0.95 * len(trips), figures
+    assert figures["log"]["with_lines"] >= 0.95 * len(trips), figures
+    assert figures["followed_to_pass"] >= 0.9 * len(trips), figures
