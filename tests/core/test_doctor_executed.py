@@ -192,3 +192,33 @@ ZeroDivisionError: integer modulo by zero""")
     assert "critic.megatron.pipeline_model_parallel_size=2" in " ".join(c.fix or "" for c in found.causes)
     assert not diagnose(log).causes
     assert not diagnose(log, ["--config-name=ppo_megatron_trainer", *BASIC]).causes
+
+
+def test_a_check_on_state_no_launch_key_sets_reached_through_a_features_code_names_that_feature():
+    """MindSpeed core_r0.16.0's HCCL buffer patch calls Megatron-LM's ``get_args()``, which verl never initialises:
+    "args is not initialized" is a check on no launch key, reached through the code of a feature the launch turns
+    on. Off is the line; where check says what the feature requires (swap_optimizer: the dict's
+    use_distributed_optimizer, which verl does not copy there), that line keeps the feature instead."""
+    require("verl")
+    training = "/opt/Megatron-LM/megatron/training/global_vars.py"
+    hccl = _worker("WorkerDict pid=3388", f"""Traceback (most recent call last):
+  File "{MINDSPEED}/core/hccl_buffer/adaptor.py", line 30, in wrapper
+    config = get_args()
+  File "{training}", line 29, in get_args
+    _ensure_var_is_initialized(_GLOBAL_ARGS, 'args')
+  File "{training}", line 279, in _ensure_var_is_initialized
+    assert var is not None, '{{}} is not initialized.'.format(name)
+AssertionError: args is not initialized.""")
+    key = f"{OTC}.hccl_group_buffer_adaptive"
+    base = ["--config-name=ppo_megatron_trainer", *BASIC]
+    assert [(c.key, c.fix) for c in diagnose(hccl, [*base, f"++{key}=True"]).causes] == [(key, f"++{key}=False")]
+    assert not diagnose(hccl, base).causes  # the switch off: a check on upstream state, no launch key
+    swap = _worker("WorkerDict pid=3388", f"""Traceback (most recent call last):
+  File "{MINDSPEED}/features_manager/optimizer/swap_optimizer_feature.py", line 19, in validate_args
+    self.dependency_check(args, 'use_distributed_optimizer')
+  File "{MINDSPEED}/features_manager/feature.py", line 68, in dependency_check
+    raise AssertionError('{{}} requires {{}}.'.format(self.feature_name, check_args))
+AssertionError: swap_optimizer requires use_distributed_optimizer.""")
+    found = diagnose(swap, [*base, f"++{OTC}.swap_optimizer=True"], release="core_r0.16.0")
+    assert [(c.key, c.fix) for c in found.causes] == [
+        (f"{OTC}.use_distributed_optimizer", f"++{OTC}.use_distributed_optimizer=True")]

@@ -192,6 +192,8 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
         verdict = switched(site, _lifted(what, site), launch, options, message=raised.message[:2000]) or verdict
     if verdict.kind == "upstream":  # a condition on its own arguments, one of which prints a setting's choice
         verdict = chosen(site, what, raised.message) or verdict
+    if verdict.kind == "upstream":  # reached through the code of a feature the launch turns on
+        verdict = feature_code(raised, what, launch, options, upstream=True) or verdict
     if verdict.kind in ("upstream", "unknown"):  # a call later releases make inside a try that keeps this raise
         verdict = fixed_later(raised, _ran(options)) or verdict
     # what a raise no index holds prints of verl's settings, where it is not a version, memory or network failure

@@ -47,18 +47,26 @@ def features_of(path: str) -> list[str]:
     return files.get(rel) or modules.get(module) or []
 
 
-def feature_code(raised: Raised, what: Msg, launch: Optional[Replay], options: dict) -> Optional[Verdict]:
-    """The switch of the feature whose code raised, where the launch turns it on, with the line that turns it off."""
-    if launch is None or raised.type not in CODE_ERRORS:
+def feature_code(raised: Raised, what: Msg, launch: Optional[Replay], options: dict,
+                 upstream: bool = False) -> Optional[Verdict]:
+    """The switch of the feature whose code raised, where the launch turns it on, with the line that turns it off.
+    ``upstream``: a check on state no launch key sets, reached through a feature's code (the HCCL buffer patch
+    calling Megatron-LM's ``get_args()``, which verl never initialises): only the switch, no other finding."""
+    if launch is None or (raised.type not in CODE_ERRORS and not upstream):
         return None
     found = next((f for path, _line, _fn in reversed(raised.frames) for f in [features_of(path)] if f), [])
     if not found:
-        return _unplaced(raised, what, launch)
+        return None if upstream else _unplaced(raised, what, launch)
+    if upstream:  # what check says the feature requires keeps it (swap_optimizer's use_distributed_optimizer)
+        required = _checked(found, what, launch, options)
+        if required is not None:
+            return required
     on = [(key, leaf) for leaf in found if leaf in switches() for key in written_keys(launch, leaf)
           if (launch.value(key) or "").lower() in _ON]
     causes = [Cause(key, fix) for key, _leaf in on for fix in [line(key, False)] if accepted(fix, key, launch, options)]
     if not causes:
-        return _checked(found, what, launch, options)
+        return None if upstream else _checked(found, what, launch, options)
+    # the feature's code failing on verl's config, check or no check: off is the way out
     names = ", ".join(sorted({leaf for _key, leaf in on}))
     what = tr("{what}: MindSpeed's code of the feature {switches}, which the launch turns on, failed on what verl's "
               "path hands it; with the feature off, that code does not run", what=what, switches=names)
