@@ -213,6 +213,9 @@ AssertionError: args is not initialized.""")
     base = ["--config-name=ppo_megatron_trainer", *BASIC]
     assert [(c.key, c.fix) for c in diagnose(hccl, [*base, f"++{key}=True"]).causes] == [(key, f"++{key}=False")]
     assert not diagnose(hccl, base).causes  # the switch off: a check on upstream state, no launch key
+    alone = diagnose(hccl)  # no launch: the patch ran, so a switch of its feature is on; which, the launch says
+    assert alone.failures[0].verdict.kind == "override" and not any(c.fix for c in alone.causes)
+    assert f"{OTC}.hccl_group_buffer_adaptive" in {c.key for c in alone.causes}
     swap = _worker("WorkerDict pid=3388", f"""Traceback (most recent call last):
   File "{MINDSPEED}/features_manager/optimizer/swap_optimizer_feature.py", line 19, in validate_args
     self.dependency_check(args, 'use_distributed_optimizer')

@@ -17,7 +17,7 @@ from typing import Optional
 
 from ..catalog.universe import switches
 from ..i18n import Msg, tr
-from ._blame import Cause, Verdict
+from ._blame import ACTOR, Cause, Verdict
 from ._log import Raised
 from ._replay import Replay
 from ._settings import line, unique, written_keys
@@ -28,6 +28,7 @@ from ._switch import accepted
 CODE_ERRORS = ("AttributeError", "TypeError", "KeyError", "IndexError", "ZeroDivisionError", "NameError",
                "UnboundLocalError")
 _ON = ("true", "1")
+_OTC = ACTOR + "override_transformer_config."
 
 
 @lru_cache(maxsize=1)
@@ -52,8 +53,10 @@ def feature_code(raised: Raised, what: Msg, launch: Optional[Replay], options: d
     """The switch of the feature whose code raised, where the launch turns it on, with the line that turns it off.
     ``upstream``: a check on state no launch key sets, reached through a feature's code (the HCCL buffer patch
     calling Megatron-LM's ``get_args()``, which verl never initialises): only the switch, no other finding."""
-    if launch is None or (raised.type not in CODE_ERRORS and not upstream):
+    if raised.type not in CODE_ERRORS and not upstream:
         return None
+    if launch is None:
+        return _patched(raised, what)
     found = next((f for path, _line, _fn in reversed(raised.frames) for f in [features_of(path)] if f), [])
     if not found:
         return None if upstream else _unplaced(raised, what, launch)
@@ -71,6 +74,20 @@ def feature_code(raised: Raised, what: Msg, launch: Optional[Replay], options: d
     what = tr("{what}: MindSpeed's code of the feature {switches}, which the launch turns on, failed on what verl's "
               "path hands it; with the feature off, that code does not run", what=what, switches=names)
     return Verdict("override", what, causes, tuple(leaf for _key, leaf in on), "likely")
+
+
+def _patched(raised: Raised, what: Msg) -> Optional[Verdict]:
+    """Without the launch: a frame in a module a feature's patches bring in (not the feature's own file, whose
+    ``validate_args`` runs for every feature) ran because a switch turned the feature on. The switches are named,
+    with no line (which one, and who wrote it, only the launch says): the failure is not "upstream code"."""
+    found = next((f for path, _line, _fn in reversed(raised.frames) if not (relative(path) or "").startswith(
+        "mindspeed/features_manager/") for f in [features_of(path)] if f), [])
+    found = [leaf for leaf in found if leaf in switches()]
+    if not found:
+        return None
+    what = tr("{what}: in the code of the MindSpeed feature {switches}, which runs only when the launch turns it on; "
+              "give the launch (--args-file) for the line", what=what, switches=", ".join(found))
+    return Verdict("override", what, [Cause(_OTC + leaf) for leaf in found], tuple(found), "possible")
 
 
 def _checked(found: list[str], what: Msg, launch: Replay, options: dict) -> Optional[Verdict]:
