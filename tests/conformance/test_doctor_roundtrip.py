@@ -1,6 +1,7 @@
 """The doctor on the exceptions verl's and MindSpeed's own code raise (``roundtrip.py``): every launch of the
 differential's space (generated, typos, examples and real launch lines; plain verl launches) that the oracle refuses
-on the default release, its traceback as a worker's log, the doctor's lines pasted back, the oracle run again.
+on MindSpeed 26.1.0 (megatron-core 0.12.1) and on core_r0.16.0 (megatron-core 0.16.1), its traceback as a worker's
+log, the doctor's lines pasted back, the oracle run again.
 
     VERL_MINDSPEED_DIFFERENTIAL_CASES=N   generated configurations (the differential's; default 150)
 """
@@ -12,23 +13,24 @@ import json
 import pytest
 from test_differential import CASES
 
-#: The release the round trip runs on: MindSpeed 26.1.0 on megatron-core 0.12.1, the oracle's default stack.
-RELEASE = "26.1.0_core_r0.12.1"
+#: The releases the round trip runs on: MindSpeed 26.1.0 on megatron-core 0.12.1 (the oracle's default stack), and
+#: MindSpeed's core_r0.16.0 branch on megatron-core 0.16.1.
+RELEASES = ("26.1.0_core_r0.12.1", "core_r0.16.0")
 #: Rounds of pasting the doctor's lines and running again after the first (a launch of the generator's space holds up
 #: to five faults; upstream reports one at a time).
 ROUNDS = 5
 
 
-@pytest.fixture(scope="module")
-def trips(oracle, verl_base):
+@pytest.fixture(scope="module", params=RELEASES)
+def trips(request, oracle, verl_base):
     import differential
     import roundtrip
 
     configs = differential.corpus(CASES)
     for cfg in configs:
         cfg.preset = None  # a plain launch: what verl runs as written
-    found = roundtrip.RoundTrip(oracle, RELEASE).run(configs, rounds=ROUNDS)
-    print(f"\ndoctor round trip over {len(configs)} launches on {RELEASE}:\n"
+    found = roundtrip.RoundTrip(oracle, request.param).run(configs, rounds=ROUNDS)
+    print(f"\ndoctor round trip over {len(configs)} launches on {request.param}:\n"
           + json.dumps(roundtrip.figures(found), indent=1))
     return found
 
@@ -62,8 +64,8 @@ def test_every_line_the_doctor_gives_clears_the_raise_it_was_given_for(trips):
 
 def test_with_the_launch_nearly_every_refusal_gets_lines_and_following_them_mostly_reaches_a_run(trips):
     """Floors under the figures docs/doctor.md reports (measured at 150 generated configurations: 135 of 135 with
-    lines, 133 followed to a run): lines for at least 95 in 100 refusals with the launch (or Hydra's override list in
-    the log), and following them reaches a launch the oracle accepts for at least nine in ten."""
+    lines on each release, 133 followed to a run): lines for at least 95 in 100 refusals with the launch (or Hydra's
+    override list in the log), and following them reaches a launch the oracle accepts for at least nine in ten."""
     import roundtrip
 
     figures = roundtrip.figures(trips)
