@@ -106,11 +106,11 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
     if not spec or role.pp == 1 or stage_counts(role, spec) is not None:
         return
     total, pp = _total_layers(role, spec), role.pp
-    vpp = role.vpp if role.pp > 1 else None  # interleaving: every stage's layers divide by it, or it goes
-    keeps = "" if interleaved_split(total, pp, vpp)[1] else " " + role.mset_line("virtual_pipeline_model_parallel_size",
-                                                                                 None)
+    # the fix's split; under interleaving, one whose every stage's layers VPP divides, else VPP goes in the same line
+    fitting, keeps_vpp = interleaved_split(total, pp, role.vpp)
+    keeps = "" if keeps_vpp else " " + role.mset_line("virtual_pipeline_model_parallel_size", None)
     if first is None and last is None:
-        split = interleaved_split(total, pp, vpp)[0]
+        split = fitting
         if split and split[0] and pp == 2 and _set_elsewhere(role, ctx, _LAST) \
                 and not _set_elsewhere(role, ctx, _FIRST):
             # the same split through the key another role's dict sets: MindSpeed's namespace hands one role's stage
@@ -129,7 +129,7 @@ def layers_split_over_pp(role: RoleView, ctx: Context) -> Iterable[Issue]:
         return
     given = " and ".join(f"{n}={v}" for n, v in ((_FIRST, first), (_LAST, last)) if v is not None)
     middle_stages = pp - (first is not None) - (last is not None)
-    split = interleaved_split(total, pp, vpp)[0]  # the fix: the most even split (null where the layers divide)
+    split = fitting  # the fix: the most even split (null where the layers divide)
     fix = fix_size(role, ctx, PP) if split is None else " ".join(
         role.set_line(k, v) for k, v in ((_FIRST, split[0]), (_LAST, split[1])) if v is not None or
         role.given.get(k) is not None) + keeps
