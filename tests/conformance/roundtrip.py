@@ -99,15 +99,14 @@ def launch_file(cfg: differential.Config, argv: list[str]) -> str:
 def pasted_argv(argv: list[str], causes: list[tuple[str, Optional[str], bool]]) -> Optional[list[str]]:
     """``argv`` with every cause's line pasted as printed, and each deletion's argument removed; None when the
     causes give nothing to paste."""
-    from verl_mindspeed.doctor._replay import pasted
-    from verl_mindspeed.overrides import split_override
+    from verl_mindspeed.doctor._replay import pasted, without
 
     out, changed = list(argv), False
     for key, line, delete in causes:
         if line:
             out, changed = pasted(out, line), True
         elif delete:
-            kept = [a for a in out if "=" not in a or split_override(a)[1] != key]
+            kept = without(out, key)
             changed = changed or len(kept) != len(out)
             out = kept
     return out if changed else None

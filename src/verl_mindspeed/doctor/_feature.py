@@ -57,7 +57,7 @@ def feature_code(raised: Raised, what: Msg, launch: Optional[Replay], options: d
         return None
     if launch is None:
         return _patched(raised, what)
-    found = next((f for path, _line, _fn in reversed(raised.frames) for f in [features_of(path)] if f), [])
+    found = _deepest(raised)
     if not found:
         return None if upstream else _unplaced(raised, what, launch)
     if upstream:  # what check says the feature requires keeps it (swap_optimizer's use_distributed_optimizer)
@@ -76,13 +76,23 @@ def feature_code(raised: Raised, what: Msg, launch: Optional[Replay], options: d
     return Verdict("override", what, causes, tuple(leaf for _key, leaf in on), "likely")
 
 
+def _deepest(raised: Raised, patches_only: bool = False) -> list[str]:
+    """The switches of the deepest frame that is a feature's code (``patches_only``: a module its patches bring in,
+    not the feature's own file)."""
+    for path, _line, _fn in reversed(raised.frames):
+        if patches_only and (relative(path) or "").startswith("mindspeed/features_manager/"):
+            continue
+        found = features_of(path)
+        if found:
+            return found
+    return []
+
+
 def _patched(raised: Raised, what: Msg) -> Optional[Verdict]:
     """Without the launch: a frame in a module a feature's patches bring in (not the feature's own file, whose
     ``validate_args`` runs for every feature) ran because a switch turned the feature on. The switches are named,
     with no line (which one, and who wrote it, only the launch says): the failure is not "upstream code"."""
-    found = next((f for path, _line, _fn in reversed(raised.frames) if not (relative(path) or "").startswith(
-        "mindspeed/features_manager/") for f in [features_of(path)] if f), [])
-    found = [leaf for leaf in found if leaf in switches()]
+    found = [leaf for leaf in _deepest(raised, patches_only=True) if leaf in switches()]
     if not found:
         return None
     what = tr("{what}: in the code of the MindSpeed feature {switches}, which runs only when the launch turns it on; "
@@ -96,13 +106,9 @@ def _checked(found: list[str], what: Msg, launch: Replay, options: dict) -> Opti
     ``context_parallel_feature.py``, whose feature's module ``model_parallel_utils`` compared a missing
     ``ulysses_degree_in_cp`` with the CP size)."""
     files = sorted({rel.rsplit("/", 1)[-1] for rel, of in _features()[0].items() if set(of) & set(found)})
-    issues = [i for name in files for i in launch.about((), cites=name)]
-    if not issues:
-        return None
-    causes = unique([Cause(i.key, i.override) for i in issues])  # check's finding, not this exception: not confirmed
-    what = tr("{what}: in MindSpeed's code of the feature {switches}; check finds on the launch what that feature "
-              "requires", what=what, switches=", ".join(found))
-    return Verdict("override", what, causes, tuple(c.key.rsplit(".", 1)[-1] for c in causes), "likely")
+    return _found_by_check([i for name in files for i in launch.about((), cites=name)], tr(
+        "{what}: in MindSpeed's code of the feature {switches}; check finds on the launch what that feature requires",
+        what=what, switches=", ".join(found)), "likely")
 
 
 def _unplaced(raised: Raised, what: Msg, launch: Replay) -> Optional[Verdict]:
@@ -110,16 +116,20 @@ def _unplaced(raised: Raised, what: Msg, launch: Replay) -> Optional[Verdict]:
     pipeline_stages_left``: the actor's uneven split on the process groups a critic of other sizes built first), on a
     launch ``check`` finds errors in: those errors, the launch's known faults, to fix first (certainty "possible":
     whether this failure remains, only a run after them says)."""
-    if not any(relative(path) and relative(path).startswith(("megatron/", "mindspeed/")) for path, _l, _f in
-               raised.frames):
+    if not any((relative(path) or "").startswith(("megatron/", "mindspeed/")) for path, _l, _f in raised.frames):
         return None
-    issues = [i for i in launch.issues if i.severity == "error"]
+    return _found_by_check([i for i in launch.issues if i.severity == "error"], tr(
+        "{what}: no check raised this, in code the launch's settings drive; check finds errors on the launch, to fix "
+        "first", what=what), "possible")
+
+
+def _found_by_check(issues: list, what: Msg, certainty: str) -> Optional[Verdict]:
+    """``check``'s findings on the launch as the causes, each with its line: its finding, not this exception's, so
+    never "confirmed"; None where it finds nothing."""
     if not issues:
         return None
-    what = tr("{what}: no check raised this, in code the launch's settings drive; check finds errors on the launch, "
-              "to fix first", what=what)
     causes = unique([Cause(i.key, i.override) for i in issues])
-    return Verdict("override", what, causes, tuple(c.key.rsplit(".", 1)[-1] for c in causes), "possible")
+    return Verdict("override", what, causes, tuple(c.key.rsplit(".", 1)[-1] for c in causes), certainty)
 
 
 __all__ = ["CODE_ERRORS", "feature_code", "features_of"]

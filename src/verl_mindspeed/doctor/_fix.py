@@ -84,36 +84,42 @@ def switched_off(found: Match) -> list[str]:
     those tests read: only a setting every source types as a switch, tested for its truth, and turned off (``if not
     config.fp16:`` is skipped by fp16 on, not a way out; an integer's off value may be 0 or unset, which the
     sources do not say)."""
-    enclosing = found.site.enclosing
-    if not enclosing:
-        return []
-    values = {e: value_of(t) for e, t in found.bound.items()}
-    out = []
-    for chain in found.site.enclosing_chains:
-        leaf = chain.rsplit(".", 1)[-1]
-        if _kinds().get(leaf, (None, False))[0] is not bool or not switch_in(enclosing, chain) or leaf in out:
-            continue
-        reached = {state: raises(enclosing, False, {**values, chain: state}) for state in (True, False)}
-        if reached[False] is False and reached[True] is not False:
-            out.append(leaf)
-    return out
+    def off(leaf: str, chain: str, reached) -> bool:
+        if _kinds().get(leaf, (None, False))[0] is not bool or not switch_in(found.site.enclosing, chain):
+            return False
+        return reached(False) is False and reached(True) is not False
+
+    return _skipping(found, off)
 
 
 def unset_off(found: Match) -> list[str]:
     """The options the check sits under that, unset (their default None), skip it whatever else those tests read
     (``if args.context_parallel_kv_cache_policy:``, ``if args.moe_zero_memory_num_layers is not None:``): every
     source gives the argument no default, and it is no switch (:func:`switched_off` takes those)."""
+    def unset(leaf: str, _chain: str, reached) -> bool:
+        spec = arguments().get(leaf)
+        if spec is None or "default" not in spec or spec["default"] is not None or spec.get("action"):
+            return False
+        return reached(None) is False
+
+    return _skipping(found, unset)
+
+
+def _skipping(found: Match, skips) -> list[str]:
+    """The settings of the tests the check sits under for which ``skips(leaf, chain, reached)`` holds, where
+    ``reached(value)`` is whether those tests pass with the setting at ``value`` (and the message's values bound)."""
     enclosing = found.site.enclosing
     if not enclosing:
         return []
     values = {e: value_of(t) for e, t in found.bound.items()}
-    out = []
+    out: list[str] = []
     for chain in found.site.enclosing_chains:
         leaf = chain.rsplit(".", 1)[-1]
-        spec = arguments().get(leaf)
-        if spec is None or "default" not in spec or spec["default"] is not None or spec.get("action") or leaf in out:
-            continue
-        if raises(enclosing, False, {**values, chain: None}) is False:
+
+        def reached(value, chain=chain):
+            return raises(enclosing, False, {**values, chain: value})
+
+        if leaf not in out and skips(leaf, chain, reached):
             out.append(leaf)
     return out
 

@@ -103,6 +103,11 @@ def pasted(argv: Sequence[str], fix: str, replaces: Optional[str] = None) -> lis
     return out
 
 
+def without(argv: Sequence[str], key: str) -> list[str]:
+    """The launch with every argument that sets ``key`` deleted."""
+    return [a for a in argv if "=" not in a or split_override(a)[1] != key]
+
+
 def clears(launch: Replay, issue: Issue, source: Optional[LaunchFile] = None, **options) -> bool:
     """Whether pasting ``issue``'s fix leaves the launch without that error (that rule on that key)."""
     if not issue.override:
@@ -113,4 +118,4 @@ def clears(launch: Replay, issue: Issue, source: Optional[LaunchFile] = None, **
     return not [i for i in again.issues if i.severity == "error" and i.rule == issue.rule and i.key == issue.key]
 
 
-__all__ = ["Replay", "clears", "launch_value", "pasted", "replay"]
+__all__ = ["Replay", "clears", "launch_value", "pasted", "replay", "without"]

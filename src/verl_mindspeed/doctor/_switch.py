@@ -26,7 +26,7 @@ from typing import Optional
 from ..i18n import Msg, tr
 from ._blame import MODEL_FIELDS, Cause, Verdict
 from ._fix import switched_off, unset_off
-from ._replay import Replay, neutral, pasted, replay
+from ._replay import Replay, neutral, pasted, replay, without
 from ._settings import keys_of, line, movable, unique, writable, written_keys
 from ._sites import Match
 
@@ -67,23 +67,22 @@ def accepted(fix: str, key: str, launch: Optional[Replay], stack: Optional[dict]
     defaults), on ``stack`` (``check``'s options: the releases that ran): no error, and no warning the launch did
     not already have there (``bias_activation_fusion=False``
     beside ``use_fused_swiglu=True`` is a new mismatch, not a way out)."""
-    after = replay(pasted(launch.argv if launch is not None else neutral(), fix),
-                   entry=launch.entry if launch is not None else None, **(stack or {}))
-    before = {str(i.message) for i in launch.issues if i.key == key} if launch is not None else set()
-    return after is not None and not [i for i in after.issues if i.key == key and (
-        i.severity == "error" or (i.severity == "warning" and str(i.message) not in before))]
+    return _nothing_new(pasted(launch.argv if launch is not None else neutral(), fix), key, launch, stack)
 
 
 def _dropped(key: str, launch: Replay, stack: Optional[dict] = None) -> bool:
-    """``check`` finds no error on ``key``, nor a new warning, once the launch's argument for it is deleted (an
-    option the check runs under, unset)."""
-    from ..overrides import split_override
+    """:func:`accepted` for deleting the launch's argument for ``key`` (an option the check runs under, unset)."""
+    argv = without(launch.argv, key)
+    return len(argv) < len(launch.argv) and _nothing_new(argv, key, launch, stack)
 
-    argv = [a for a in launch.argv if "=" not in a or split_override(a)[1] != key]
-    after = replay(argv, entry=launch.entry, **(stack or {}))
-    before = {str(i.message) for i in launch.issues}
-    return after is not None and len(argv) < len(launch.argv) and not [
-        i for i in after.issues if i.key == key and (i.severity == "error" or str(i.message) not in before)]
+
+def _nothing_new(argv: list[str], key: str, launch: Optional[Replay], stack: Optional[dict]) -> bool:
+    """``check`` on ``argv`` (the launch changed, on its entry) finds no error on ``key``, nor a warning there the
+    launch did not already have."""
+    after = replay(argv, entry=launch.entry if launch is not None else None, **(stack or {}))
+    before = {str(i.message) for i in launch.issues if i.key == key} if launch is not None else set()
+    return after is not None and not [i for i in after.issues if i.key == key and (
+        i.severity == "error" or (i.severity == "warning" and str(i.message) not in before))]
 
 
 def _alone(enclosing: Optional[str], leaf: str) -> bool:
