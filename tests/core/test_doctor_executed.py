@@ -225,3 +225,40 @@ AssertionError: swap_optimizer requires use_distributed_optimizer.""")
     found = diagnose(swap, [*base, f"++{OTC}.swap_optimizer=True"], release="core_r0.16.0")
     assert [(c.key, c.fix) for c in found.causes] == [
         (f"{OTC}.use_distributed_optimizer", f"++{OTC}.use_distributed_optimizer=True")]
+
+
+BRIDGE = "/usr/local/lib/python3.12/site-packages/megatron/bridge/models/model_provider.py"
+NO_FIELD = f"""Traceback (most recent call last):
+  File "{VERL}/workers/engine/megatron/transformer_impl.py", line 402, in _build_tf_config
+    provider.apply_overrides_and_finalize(override_transformer_config)
+  File "{BRIDGE}", line 128, in apply_overrides_and_finalize
+    raise AttributeError(f"{{type(self).__name__}} has no attribute {{name!r}}.")
+AttributeError: GPTModelProvider has no attribute 'use_flah_attn'."""
+
+
+def test_a_key_megatron_bridges_provider_lacks_is_the_launchs_override_transformer_config_key():
+    """verl 0.9.1 hands a role's override_transformer_config to Megatron-Bridge's provider as it stands; the
+    provider refuses a name it has no field for. The name is the launch's key (the third stack's round trip: a
+    typo'd key read as "upstream code, no launch key" before), with check's line for it."""
+    require("verl")
+    launch = ["--config-name=ppo_megatron_trainer", *BASIC, f"++{OTC}.use_flah_attn=True"]
+    found = diagnose(_worker("WorkerDict pid=3388", NO_FIELD), launch)
+    (cause,) = found.causes
+    assert cause.key == f"{OTC}.use_flah_attn" and found.failures[0].verdict.kind == "override"
+    assert cause.fix and f"{OTC}.use_flash_attn=True" in cause.fix, cause
+
+
+def test_a_field_megatron_cores_config_lacks_blames_only_a_key_the_launch_writes():
+    """The same refusal from megatron-core's config class (mbridge's extra arguments, verl's converter): the
+    launch's key where it writes one; verl's own code passes keys too (verl#1944's misspelled ``rotary_type``), so
+    a launch that writes none is not blamed, and without the launch it stays two packages' versions."""
+    log = "TypeError: MLATransformerConfig.__init__() got an unexpected keyword argument 'rotary_type'\n"
+    found = diagnose(log)
+    assert not found.causes and found.failures[0].verdict.kind == "version-skew"
+    bridge = diagnose(_worker("WorkerDict pid=3388", NO_FIELD))  # the provider's: a typo reads the same, not placed
+    assert not bridge.causes and bridge.failures[0].verdict.kind == "unknown"
+    require("verl")
+    assert not diagnose(log, ["--config-name=ppo_megatron_trainer", *BASIC]).causes
+    launch = ["--config-name=ppo_megatron_trainer", *BASIC, f"++{OTC}.rotary_type=rope"]
+    (cause,) = diagnose(log, launch).causes
+    assert cause.key == f"{OTC}.rotary_type" and (cause.fix or cause.delete)

@@ -45,6 +45,7 @@ from ._later import fixed_later
 from ._log import Raised, exceptions, roots
 from ._match import generic, match
 from ._preload import static_tls
+from ._provider import provider_field
 from ._replay import Replay, clears, replay
 from ._said import named, pointed
 from ._settings import movable, settings, unique, written_keys
@@ -164,6 +165,9 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
             fn == "_apply_overrides_to_config" for _f, _l, fn in raised.frames) or dataclass
         return refused(key, (appends or {}).get(key) or hydra[1], what, launch, options, by_override,
                        raised.type == "MissingMandatoryValue", parent_missing(raised, key), dataclass)
+    lacking = provider_field(raised, what, launch, appends or {}, options)
+    if lacking is not None:  # a key of override_transformer_config the model's config class has no field for
+        return lacking
     preload = static_tls(raised)
     if preload is not None:
         return preload
