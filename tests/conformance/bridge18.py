@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 RELEASE = "core_r0.18.0"
@@ -32,40 +33,106 @@ RELEASE = "core_r0.18.0"
 
 def judge(configs: list, progress=lambda text: None) -> list[dict[str, Any]]:
     """One row per (configuration, Megatron-Bridge role): ``{"config", "role", "bridge", "project", "klass"}``."""
-    import differential
     import verl_side
 
-    from verl_mindspeed.launch import resolve_launch
-    from verl_mindspeed.simulate import MEGATRON_BRIDGE
-    from verl_mindspeed.upstream import _provider
     from verl_mindspeed.upstream._bridge_layer import providers
 
-    judge_ = differential.Judge(None, releases=[RELEASE])
     models = sorted(verl_side.fixture_models())
     pending = []
     for n, cfg in enumerate(configs, 1):
         if n % 100 == 0:
             progress(f"core_r0.18.0: composed and judged by the project: {n}/{len(configs)}")
-        composed, argv, tree, issues = judge_._composed(cfg)
+        composed, argv, tree, issues = _judge()._composed(cfg)
         model_dir = str(verl_side.fixture_models()[cfg.model or models[n % len(models)]])
-        res = resolve_launch(composed, argv, tree, "conformance", issues=issues, release=RELEASE,
-                             model_config=model_dir, injected=cfg.preset is not None)
-        sim = res.simulation
-        if sim is None:
-            continue
-        held = _provider.held_back(RELEASE, "0.18.2", res.model.is_mla)
-        for name in sim.order:
-            build = sim.builds[name]
-            if build.bridge_kind != MEGATRON_BRIDGE or (build.inherits_actor and "actor" in sim.builds):
-                continue
-            given = {k: v for k, v in build.given.items() if k not in held}
-            request = {"model_dir": model_dir, "keys": [],
-                       "overrides": json.loads(json.dumps(_provider.provider_overrides(build.megatron, given),
-                                                          default=str))}
-            pending.append((cfg, name, build, res, request))
+        res, roles = _roles(composed, argv, tree, issues, model_dir, cfg.preset is not None)
+        pending += [(cfg, name, build, res, request) for name, build, request in roles]
     progress(f"core_r0.18.0: {len(pending)} roles through Megatron-Bridge 0.5.1")
     runs = providers("0.18.2", [p[4] for p in pending]) if pending else []
     return [_row(cfg, name, build, res, run) for (cfg, name, build, res, _), run in zip(pending, runs)]
+
+
+def _judge():
+    import differential
+
+    global _JUDGE
+    if _JUDGE is None:
+        _JUDGE = differential.Judge(None, releases=[RELEASE])
+    return _JUDGE
+
+
+_JUDGE = None
+
+
+def _roles(composed, argv, tree, issues, model_dir: str, injected: bool):
+    """The project's resolution of a launch on this stack, and each role Megatron-Bridge builds, in verl's build
+    order: ``(name, build, request)`` with the request the probe takes (MindSpeed's own keys held back)."""
+    from verl_mindspeed.launch import resolve_launch
+    from verl_mindspeed.simulate import MEGATRON_BRIDGE
+    from verl_mindspeed.upstream import _provider
+
+    res = resolve_launch(composed, argv, tree, "conformance", issues=issues, release=RELEASE,
+                         model_config=model_dir, injected=injected)
+    sim = res.simulation
+    if sim is None:
+        return res, []
+    held = _provider.held_back(RELEASE, "0.18.2", res.model.is_mla)
+    roles = []
+    for name in sim.order:
+        build = sim.builds[name]
+        if build.bridge_kind != MEGATRON_BRIDGE or (build.inherits_actor and "actor" in sim.builds):
+            continue
+        given = {k: v for k, v in build.given.items() if k not in held}
+        roles.append((name, build, {"model_dir": model_dir, "keys": [], "overrides": json.loads(
+            json.dumps(_provider.provider_overrides(build.megatron, given), default=str))}))
+    return res, roles
+
+
+@dataclass
+class Verdict:
+    """A plain launch on this stack, as the round trip reads a judge's row: verl 0.9.1's own checks (its config,
+    driver and engine code, executed as on the other stacks), then each role Megatron-Bridge 0.5.1 builds on
+    megatron-core 0.18.2. ``oracle`` is ``error`` (``oracle_detail``: the first raise, its traceback), ``ok``, or
+    ``unjudged`` (no role built by Megatron-Bridge: mbridge's and the converter's are not this stack's oracle)."""
+
+    config: Any
+    oracle: str
+    oracle_detail: dict
+    klass: str = "agree"
+
+
+class RoundJudge:
+    """``judge(configs)`` for the round trip (``roundtrip.RoundTrip(judge=RoundJudge())``): a launch's verdict on
+    this stack. A configuration without a model needs one for the bridge: give each a fixture model first."""
+
+    def judge(self, configs: list) -> list[Verdict]:
+        import differential
+        import verl_side
+
+        from verl_mindspeed.upstream._bridge_layer import providers
+
+        out, pending = [], []
+        for cfg in configs:
+            composed, argv, tree, issues = _judge()._composed(cfg)
+            model_dir = str(verl_side.fixture_models()[cfg.model])
+            up = verl_side.upstream_of(composed, model_dir, tree.otc_defaults,
+                                       validates=differential._validates(tree))
+            if up.verl_error is not None:
+                out.append(Verdict(cfg, "error", {"verdict": "error", **up.verl_error}))
+                continue
+            _, roles = _roles(composed, argv, tree, issues, model_dir, False)
+            out.append(Verdict(cfg, "unjudged" if not roles else "ok", {"verdict": "ok"},
+                               "oracle-environment" if not roles else "agree"))
+            pending += [(out[-1], name, request) for name, _, request in roles]
+        runs = providers("0.18.2", [p[2] for p in pending]) if pending else []
+        for (verdict, name, _), run in zip(pending, runs):
+            err = run["error"]
+            if err is None or verdict.oracle == "error":
+                continue  # the first role that refuses stops verl's build
+            verdict.oracle = "error"
+            verdict.oracle_detail = {"verdict": "error", "stage": "build", "role": name, "exc_type": err["type"],
+                                     "message": err["message"], "where": f"{err['file']}:{err['line']}",
+                                     "traceback": err.get("traceback")}
+        return out
 
 
 def _row(cfg, name: str, build, res, run: dict) -> dict[str, Any]:

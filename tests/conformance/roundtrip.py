@@ -62,7 +62,7 @@ class Trip:
 
     @property
     def passes(self) -> bool:
-        return bool(self.followed) and self.followed[-1]["verdict"] != "error"
+        return bool(self.followed) and _runs(self.followed[-1]["verdict"])
 
 
 def worker_log(oracle: dict, argv: list[str]) -> str:
@@ -112,10 +112,18 @@ def pasted_argv(argv: list[str], causes: list[tuple[str, Optional[str], bool]]) 
     return out if changed else None
 
 
+def _runs(verdict: str) -> bool:
+    """The oracle accepts the launch (``unjudged``: a stack's oracle that has no verdict on it, never a run)."""
+    return verdict not in ("error", "unjudged")
+
+
 class RoundTrip:
-    def __init__(self, pool, release: str):
+    """``judge``: the stack's oracle, anything with ``judge(configs)`` giving rows with ``config``, ``oracle``,
+    ``oracle_detail`` and ``klass`` (default: the differential's, MindSpeed's and megatron-core's code on ``pool``)."""
+
+    def __init__(self, pool, release: str, judge=None):
         self.release = release
-        self.judge = differential.Judge(pool, releases=[release])
+        self.judge = judge or differential.Judge(pool, releases=[release])
 
     def _verdicts(self, configs: list[differential.Config]) -> list[Any]:
         return self.judge.judge(configs) if configs else []
@@ -207,9 +215,11 @@ def figures(trips: list[Trip]) -> dict[str, Any]:
                                                   for k in w.kinds) for w in ways),
             "with_lines": sum(w.after is not None for w in ways),
             "cleared": sum(bool(w.cleared) for w in ways),
-            "passes_at_once": sum(w.after is not None and w.after["verdict"] != "error" for w in ways),
+            "passes_at_once": sum(w.after is not None and _runs(w.after["verdict"]) for w in ways),
         }
     out["followed_to_pass"] = sum(t.passes for t in trips)
+    # followed to a launch the stack's oracle has no verdict on (the third stack's: a role mbridge builds)
+    out["followed_unjudged"] = sum(bool(t.followed) and t.followed[-1]["verdict"] == "unjudged" for t in trips)
     return out
 
 

@@ -142,11 +142,19 @@ def _plain(value):
 
 
 def _where(exc: BaseException) -> dict:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/megatron/" in f.filename]
-    last = frames[-1] if frames else traceback.extract_tb(exc.__traceback__)[-1]
+    """The exception, its innermost upstream ``file:line``, and its traceback as Python prints it from the first
+    upstream frame on (what a worker's log shows; bounded to 30 frames)."""
+    every = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in every if "/megatron/" in f.filename]
+    last = frames[-1] if frames else every[-1]
     path = last.filename.split("site-packages/")[-1].split("/megatron-bridge-")[-1]
-    return {"type": type(exc).__name__, "message": str(exc).splitlines()[0] if str(exc) else "",
-            "file": path, "line": last.lineno}
+    first = next((i for i, f in enumerate(every) if "/megatron/" in f.filename), 0)
+    text = str(exc)
+    printed = "Traceback (most recent call last):\n" + "".join(
+        traceback.StackSummary.from_list(every[first:][-30:]).format()) + (
+        f"{type(exc).__name__}: {text[:4000]}" if text else type(exc).__name__)
+    return {"type": type(exc).__name__, "message": text.splitlines()[0] if text else "",
+            "file": path, "line": last.lineno, "traceback": printed}
 
 
 def main() -> None:
