@@ -44,6 +44,7 @@ from ._fix import helpless
 from ._later import fixed_later
 from ._log import Raised, exceptions, roots
 from ._match import generic, match
+from ._own import own_report, own_verdict
 from ._preload import static_tls
 from ._provider import provider_field
 from ._replay import Replay, clears, replay
@@ -92,7 +93,8 @@ def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[L
              upstream: Optional[Callable] = None, **options: Any) -> Diagnosis:
     """The diagnosis of a log; ``argv``/``source`` the launch that failed (replayed by ``check`` with ``options``:
     ``verl_version``, ``release``, ``model_config``...; ``upstream`` adds ``check --upstream``'s run to the replay)."""
-    found = exceptions(text) or known_lines(text) or quoted(text) or cut_raise(text) or error_lines(text)
+    found = exceptions(text) or own_report(text) or known_lines(text) or quoted(text) or cut_raise(text) \
+        or error_lines(text)
     logged = logged_launch(text) if argv is None and found else None
     if logged is not None:  # Hydra printed the launch's overrides: replay them (a Megatron key: verl's Megatron config)
         argv = (["--config-name=ppo_megatron_trainer"] if any(".megatron." in a or a.endswith("strategy=megatron")
@@ -145,6 +147,9 @@ def _aswritten(causes: list[Cause], launch: Optional[Replay], appends: dict[str,
 def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], options: dict,
              appends: Optional[dict[str, str]] = None) -> Verdict:
     what = _what(raised, site)
+    own = own_verdict(raised, what, launch, options)
+    if own is not None:  # this project's check stopped the launch (the callback, the launcher) or the API refused it
+        return own
     reproduced = _reproduced(raised, launch)
     if reproduced:  # the replay raised the log's own message (check --upstream runs MindSpeed's code on the launch)
         return Verdict("override", what, [Cause(i.key, i.override, bool(i.override) and clears(launch, i, **options))

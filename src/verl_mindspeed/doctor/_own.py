@@ -1,0 +1,96 @@
+"""This project's own refusals in a log: a launch through the preset's callback or the launcher that ``check`` stopped
+before Ray started, or the API's :class:`~verl_mindspeed.errors.ConfigError`.
+
+- The callback prints ``check``'s report (``✗ key`` under "Errors (N)", the message, ``hint:``, ``fix:``; in English
+  or Chinese) and "verl-mindspeed: N MindSpeed configuration errors; stopping before Ray starts". Each error is a
+  failure: its key is at fault, its ``fix:`` line is the fix (a deletion where the report says to delete).
+- ``ConfigError`` prints one ``  - key: message`` line per error; its lines carry no fix: with the launch, ``check``'s
+  replay gives it.
+
+With the launch given, the replay confirms each: it reproduces the error on that key and the line clears it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..i18n import LANGS, render, tr, trn
+from ..report import LABELS
+from ._blame import Cause, Verdict
+from ._log import Raised, clean
+from ._replay import Replay, clears
+
+#: The type the report's errors are read as: the class the API raises with the same errors.
+OWN = "ConfigError"
+_ERROR = re.compile(r"^\s*✗ (?P<key>[\w.@/+~-]+)(?:\s+\(.*\))?\s*$")
+_LISTED = re.compile(r"^\s*- (?P<key>[\w.@/+~-]+): ", re.M)
+
+
+def _labels() -> dict[str, tuple[str, ...]]:
+    """The report's words (errors, hint, fix, delete the argument(s)) in every language it prints."""
+    every = lambda label: tuple(render(LABELS[label], lang) for lang in LANGS)  # noqa: E731
+    return {"errors": every("errors"), "hint": every("hint"),
+            "fix": every("fix"), "delete": tuple(
+                render(trn("delete the argument {args}", "delete the arguments {args}", n, args=""), lang).strip()
+                for lang in LANGS for n in (1, 2))}
+
+
+def own_report(text: str) -> list[Raised]:
+    """Each error of ``check``'s report in the log (where the log shows this project's name): the key, then its
+    message, ``hint:`` and ``fix:`` lines as the report prints them."""
+    if "verl-mindspeed" not in text or "✗" not in text:
+        return []
+    words = _labels()
+    out: list[Raised] = []
+    inside, current = False, None
+    for stream, line, number in clean(text):
+        stripped = line.strip()
+        if stripped.startswith(tuple(f"{head} (" for head in words["errors"])):
+            inside, current = True, None
+        elif not line.startswith(" ") and stripped:  # another section, the verdict line, anything not the report's
+            inside, current = False, None
+        elif inside and _ERROR.match(line):
+            current = Raised(OWN, _ERROR.match(line).group("key"), [], stream, number)
+            out.append(current)
+        elif current is not None and line.startswith("      ") and stripped:
+            label = stripped.split(":", 1)[0]
+            said = label in words["fix"] or label in words["hint"] or "\n" in current.message
+            current.message += f"\n{stripped}" if said else f": {stripped}"
+    return out
+
+
+def own_verdict(raised: Raised, what, launch: Optional[Replay], options: dict) -> Optional[Verdict]:
+    """The key each of this project's errors names, with the report's line (or the replay's); None for any other
+    raise."""
+    if raised.type != OWN:
+        return None
+    words = _labels()
+    listed = [hit.group("key") for hit in _LISTED.finditer(raised.message)]
+    keys = listed or [raised.message.split(":", 1)[0].strip()]
+    line, delete = None, False
+    for row in raised.message.split("\n")[1:]:
+        label, _, rest = row.partition(":")
+        if label.strip() in words["fix"]:
+            rest = rest.strip()
+            delete = rest.startswith(words["delete"])
+            line = rest.split("; ", 1)[1].strip() if delete and "; " in rest else (None if delete else rest)
+    causes = [_cause(key, line if key == keys[0] else None, delete and key == keys[0], launch, options)
+              for key in keys]
+    if not listed:  # check's report, as the preset's callback or the launcher prints it
+        what = tr("verl-mindspeed's check stopped the launch before Ray started (the preset's callback or the "
+                  "launcher): {error}", error=raised.message.split("\n")[0][:240])
+    return Verdict("override", what, causes, tuple(k.rsplit(".", 1)[-1] for k in keys),
+                   "confirmed" if all(c.confirmed for c in causes) else "likely")
+
+
+def _cause(key: str, line: Optional[str], delete: bool, launch: Optional[Replay], options: dict) -> Cause:
+    issue = next(iter(launch.about([key])), None) if launch is not None else None
+    if issue is None:
+        return Cause(key, line, delete=delete and not line)
+    confirmed = bool(issue.override) and clears(launch, issue, **options)
+    return Cause(key, issue.override or line, confirmed, delete=not (issue.override or line) and
+                 (delete or bool(issue.deletes)))
+
+
+__all__ = ["OWN", "own_report", "own_verdict"]
