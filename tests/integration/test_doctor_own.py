@@ -107,3 +107,28 @@ def test_a_report_that_passed_is_no_failure_the_runs_exception_is(capsys):
         "AssertionError: n_gpus (8) must be divisible by model_parallel_size (4) times context_parallel_size (4)\n"
     found = diagnose(log)
     assert [f.raised.type for f in found.failures] == ["AssertionError"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_runtime_guards_refusal_gives_the_line_it_says_to_set(lang):
+    """The guard (a worker whose role runs at the sizes another role built first) says which line to set; the
+    doctor gave "not placed". Its line, pasted, clears check's finding on the same launch."""
+    from verl_mindspeed.i18n import render
+    from verl_mindspeed.integrations import guard_checks as gc
+    from verl_mindspeed.launch import evaluate
+
+    asked = gc.asked_sizes({"tensor_model_parallel_size": 2}.get)
+    live = gc.asked_sizes({"tensor_model_parallel_size": 1}.get)
+    problem = gc.layout_mismatch("actor", asked, live, gc.Owner("critic", live))
+    log = "".join(f"(WorkerDict pid=77) {line}\n" for line in [
+        "Traceback (most recent call last):",
+        '  File "/x/verl_mindspeed/integrations/guard.py", line 250, in check_engine',
+        '    raise gc.GuardError(f"verl-mindspeed guard: {problem.render(lang)}")',
+        f"verl_mindspeed.integrations.guard_checks.GuardError: verl-mindspeed guard: {render(problem, lang)}"])
+    (cause,) = diagnose(log).causes
+    assert cause.key == "critic.megatron.tensor_model_parallel_size" and cause.fix == f"{cause.key}=2"
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=gae", *BASIC,
+            f"{A}.tensor_model_parallel_size=2", "actor_rollout_ref.ref.megatron.tensor_model_parallel_size=2"]
+    before = {(i.rule, i.key) for i in evaluate(argv).errors if i.rule == "role-sizes-agree"}
+    after = {(i.rule, i.key) for i in evaluate(pasted(argv, cause.fix)).errors if i.rule == "role-sizes-agree"}
+    assert before and not after, (before, after)

@@ -44,7 +44,7 @@ from ._fix import helpless
 from ._later import fixed_later
 from ._log import Raised, exceptions, roots
 from ._match import generic, match
-from ._own import own_report, own_verdict
+from ._own import guard_verdict, own_report, own_verdict
 from ._preload import static_tls
 from ._provider import provider_field
 from ._replay import Replay, clears, replay
@@ -147,7 +147,7 @@ def _aswritten(causes: list[Cause], launch: Optional[Replay], appends: dict[str,
 def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], options: dict,
              appends: Optional[dict[str, str]] = None) -> Verdict:
     what = _what(raised, site)
-    own = own_verdict(raised, what, launch, options)
+    own = own_verdict(raised, what, launch, options) or guard_verdict(raised, what)
     if own is not None:  # this project's check stopped the launch (the callback, the launcher) or the API refused it
         return own
     reproduced = _reproduced(raised, launch)

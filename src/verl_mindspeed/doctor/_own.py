@@ -1,11 +1,13 @@
 """This project's own refusals in a log: a launch through the preset's callback or the launcher that ``check`` stopped
-before Ray started, or the API's :class:`~verl_mindspeed.errors.ConfigError`.
+before Ray started, the API's :class:`~verl_mindspeed.errors.ConfigError`, and the runtime guard's ``GuardError``.
 
 - The callback prints ``check``'s report (``✗ key`` under "Errors (N)", the message, ``hint:``, ``fix:``; in English
   or Chinese) and "verl-mindspeed: N MindSpeed configuration errors; stopping before Ray starts". Each error is a
   failure: its key is at fault, its ``fix:`` line is the fix (a deletion where the report says to delete).
 - ``ConfigError`` prints one ``  - key: message`` line per error; its lines carry no fix: with the launch, ``check``'s
   replay gives it.
+- The runtime guard (``VERL_MINDSPEED_GUARD``) raises in a worker whose role runs with another layout than it asked
+  for; where another role built the process groups first, its message says the line to set.
 
 With the launch given, the replay confirms each: it reproduces the error on that key and the line clears it.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from ..catalog import ROLE_PREFIXES
 from ..i18n import LANGS, render, tr, trn
 from ..report import LABELS
 from ._blame import Cause, Verdict
@@ -25,6 +28,9 @@ from ._replay import Replay, clears
 OWN = "ConfigError"
 _ERROR = re.compile(r"^\s*✗ (?P<key>[\w.@/+~-]+)(?:\s+\(.*\))?\s*$")
 _LISTED = re.compile(r"^\s*- (?P<key>[\w.@/+~-]+): ", re.M)
+#: The runtime guard's exception, and a line it says to set (a role's section, then the size).
+GUARD = "GuardError"
+_SET = re.compile(r"\b((?:%s)\.[\w.]+)=([^\s,;，；。]+)" % "|".join(re.escape(p) for p in ROLE_PREFIXES.values()))
 
 
 def _labels() -> dict[str, tuple[str, ...]]:
@@ -84,6 +90,19 @@ def own_verdict(raised: Raised, what, launch: Optional[Replay], options: dict) -
                    "confirmed" if all(c.confirmed for c in causes) else "likely")
 
 
+def guard_verdict(raised: Raised, what) -> Optional[Verdict]:
+    """The runtime guard's refusal in a worker (``GuardError: verl-mindspeed guard: actor asked for TP=2 but the
+    process groups were built with TP=1 by the critic ...: set critic.megatron.tensor_model_parallel_size=2``): each
+    line it says to set, with its key; None where it says none (the namespace, a layout no other role built)."""
+    if raised.type != GUARD or "verl-mindspeed guard:" not in raised.message:
+        return None
+    lines = dict(_SET.findall(raised.message))
+    if not lines:
+        return None
+    return Verdict("override", what, [Cause(key, f"{key}={value}") for key, value in lines.items()],
+                   tuple(key.rsplit(".", 1)[-1] for key in lines), "likely")
+
+
 def _cause(key: str, line: Optional[str], delete: bool, launch: Optional[Replay], options: dict) -> Cause:
     issue = next(iter(launch.about([key])), None) if launch is not None else None
     if issue is None:
@@ -93,4 +112,4 @@ def _cause(key: str, line: Optional[str], delete: bool, launch: Optional[Replay]
                  (delete or bool(issue.deletes)))
 
 
-__all__ = ["OWN", "own_report", "own_verdict"]
+__all__ = ["GUARD", "OWN", "guard_verdict", "own_report", "own_verdict"]
