@@ -300,6 +300,22 @@ def test_a_dict_size_fix_follows_the_engine_size_fixed_in_the_same_report(base_c
     assert fixes["dict-sizes-agree"] == f"++{O}.expert_model_parallel_size=2"  # not the 4 written for the engine
 
 
+def test_a_dict_size_is_measured_against_the_size_the_role_sizes_line_makes_live(base_cfg):
+    """The actor asks for CP 4 (its dict repeats it, as the preset's injection copies it) and reuses the process
+    groups of the critic, built first at CP 1. role-sizes-agree gives the critic CP 4; the dict rule measured the dict
+    against the critic's CP 1 and gave CP 1: pasted together, the two lines left the dict's error (the doctor's
+    round trip through the preset found it). The dict agrees with the size that line makes live: no error."""
+    argv = [*BASE, *BASIC, "algorithm.adv_estimator=gae", f"{M}.context_parallel_size=4",
+            f"++{O}.context_parallel_size=4", f"{M}.vanilla_mbridge=True", "critic.megatron.vanilla_mbridge=True"]
+    res = evaluate(argv, release="26.1.0_core_r0.12.1")
+    rules = {i.rule for i in res.errors}
+    assert "role-sizes-agree" in rules and "dict-sizes-agree" not in rules, res.errors
+    fixed = list(argv)
+    for issue in res.errors:
+        fixed += shlex.split(issue.override)
+    assert not evaluate(fixed, release="26.1.0_core_r0.12.1").errors
+
+
 def test_overrides_apply_in_order_as_hydra_applies_them(base_cfg):
     """A key added then deleted on the same line is gone, not an error; deleted twice, the second '~' fails, as in
     Hydra. With another override Hydra refuses on the line, each is screened in the order Hydra applies them."""

@@ -60,12 +60,17 @@ _DICT_SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "vi
                "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size")
 
 
+def _own_size(role: RoleView, name: str) -> Optional[int]:
+    """The role's own engine size (``megatron.*``), ETP being TP when unset and VPP None when unset."""
+    return role.etp if name == "expert_tensor_parallel_size" else (
+        role.vpp if name == "virtual_pipeline_model_parallel_size" else role.size(name))
+
+
 def _engine_size(role: RoleView, name: str) -> Optional[int]:
     """The size the model's config gets without the dict: the bridge's (Megatron-Bridge takes the role's engine
     sizes; mbridge and verl's converter the process groups'), ETP being TP when unset and VPP None when unset."""
     if not role.bridge:  # no bridge view (a bare view): the engine's own sizes
-        return role.etp if name == "expert_tensor_parallel_size" else (
-            role.vpp if name == "virtual_pipeline_model_parallel_size" else role.size(name))
+        return _own_size(role, name)
     value = _int(role.bridge.get(name))
     if value is None and name == "expert_tensor_parallel_size":
         return _int(role.bridge.get("tensor_model_parallel_size")) or 1
@@ -86,6 +91,10 @@ def dict_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
     the actor's, inherited (a line under its dict would replace what it inherits)."""
     for name in _DICT_SIZES:
         value, engine = _int(role.given.get(name)), _engine_size(role, name)
+        if not role.owner and engine != _own_size(role, name):
+            # the process groups are another role's (role-sizes-agree, whose line gives this role its own): the
+            # dict is measured against the size that line makes live, or the two lines would undo each other
+            engine = _own_size(role, name)
         if value is None or value == engine:
             continue
         fix = role.set_line(name, engine)
