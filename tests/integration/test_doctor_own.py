@@ -132,3 +132,17 @@ def test_the_runtime_guards_refusal_gives_the_line_it_says_to_set(lang):
     before = {(i.rule, i.key) for i in evaluate(argv).errors if i.rule == "role-sizes-agree"}
     after = {(i.rule, i.key) for i in evaluate(pasted(argv, cause.fix)).errors if i.rule == "role-sizes-agree"}
     assert before and not after, (before, after)
+
+
+def test_two_errors_of_the_report_on_one_key_keep_both_lines(capsys):
+    """The world size's error and the roles' sizes error both sit on the actor's TP, each with its own line: one
+    cause per key kept only the first, and the roles' line was lost (the round trip through the preset found it)."""
+    argv = [*BASE, f"{A}.tensor_model_parallel_size=4", f"{A}.context_parallel_size=4"]
+    found = diagnose(_stopped(argv, capsys))
+    (cause,) = [c for c in found.causes if c.key == f"{A}.tensor_model_parallel_size"]
+    assert "critic.megatron." in cause.fix and f"{A}.tensor_model_parallel_size=" in cause.fix, cause
+    fixed = list(argv)
+    for c in found.causes:
+        fixed = pasted(fixed, c.fix)
+    MindSpeedCallback().on_run_start(_composed(fixed))
+    assert "OK: 0 errors" in capsys.readouterr().out

@@ -90,6 +90,19 @@ def own_verdict(raised: Raised, what, launch: Optional[Replay], options: dict) -
                    "confirmed" if all(c.confirmed for c in causes) else "likely")
 
 
+def joined(causes: list[Cause]) -> list[Cause]:
+    """One cause per key, its lines joined: two errors of the report on one key (the world size's and the roles'
+    sizes on the actor's TP) each give a line, and check's lines are made to be pasted together."""
+    out: dict[str, Cause] = {}
+    for cause in causes:
+        kept = out.get(cause.key)
+        if kept is None or not kept.fix:
+            out[cause.key] = cause if kept is None or cause.fix else kept
+        elif cause.fix and cause.fix not in kept.fix:
+            out[cause.key] = Cause(cause.key, f"{kept.fix} {cause.fix}", kept.confirmed and cause.confirmed)
+    return list(out.values())
+
+
 def guard_verdict(raised: Raised, what) -> Optional[Verdict]:
     """The runtime guard's refusal in a worker (``GuardError: verl-mindspeed guard: actor asked for TP=2 but the
     process groups were built with TP=1 by the critic ...: set critic.megatron.tensor_model_parallel_size=2``): each
@@ -112,4 +125,4 @@ def _cause(key: str, line: Optional[str], delete: bool, launch: Optional[Replay]
                  (delete or bool(issue.deletes)))
 
 
-__all__ = ["GUARD", "OWN", "guard_verdict", "own_report", "own_verdict"]
+__all__ = ["GUARD", "OWN", "guard_verdict", "joined", "own_report", "own_verdict"]
