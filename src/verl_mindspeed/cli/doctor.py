@@ -134,6 +134,12 @@ def report(found: Diagnosis, path: str, lang: str, elapsed: float, unread: Any =
                 lines.append("   " + (say(tr("fix:  {line}", line=cause.fix)) if cause.fix else
                                       say(tr("fix:  delete the argument {key}", key=cause.key))
                                       if cause.delete else say(tr("no fix line known: look at {key}", key=cause.key))))
+        elif f.verdict.kind == "unknown":  # not placed: no blame, and no acquittal either
+            lines.append("   " + say(tr("not placed: look at {fields}", fields=", ".join(f.verdict.fields))
+                                     if f.verdict.fields else tr("not placed: the log does not say which key, if any")))
+            if not found.launch_given:
+                lines.append("   " + say(tr("give the launch (--args-file, or the log with Hydra's override list) "
+                                            "to replay it with check")))
         else:
             lines.append("   " + say(tr("no launch key is at fault ({kind})", kind=say(_kind(f.verdict.kind)))))
         lines.append("")
