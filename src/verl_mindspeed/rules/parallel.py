@@ -60,6 +60,15 @@ _DICT_SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "vi
                "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size")
 
 
+def _planned_size(role: RoleView, ctx: Context, name: str) -> Optional[int]:
+    """Where the role reuses process groups another role built first (verl 0.8.0 and later: role-sizes-agree is an
+    error whose line aligns every role on the actor's layout), the actor's size; else None."""
+    actor = ctx.builds.get("actor")
+    if role.owner or actor is None or not ctx.era or ctx.era.owner != "first":
+        return None
+    return _own_size(actor, name)
+
+
 def _own_size(role: RoleView, name: str) -> Optional[int]:
     """The role's own engine size (``megatron.*``), ETP being TP when unset and VPP None when unset."""
     return role.etp if name == "expert_tensor_parallel_size" else (
@@ -91,10 +100,12 @@ def dict_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
     the actor's, inherited (a line under its dict would replace what it inherits)."""
     for name in _DICT_SIZES:
         value, engine = _int(role.given.get(name)), _engine_size(role, name)
-        if not role.owner and engine != _own_size(role, name):
-            # the process groups are another role's (role-sizes-agree, whose line gives this role its own): the
-            # dict is measured against the size that line makes live, or the two lines would undo each other
-            engine = _own_size(role, name)
+        planned = _planned_size(role, ctx, name)
+        if planned is not None and engine != planned:
+            # the process groups are those of the role built first, and role-sizes-agree's line aligns every role
+            # on the actor's layout: the dict is measured against the size that line makes live, or the two lines
+            # would undo each other
+            engine = planned
         if value is None or value == engine:
             continue
         fix = role.set_line(name, engine)
