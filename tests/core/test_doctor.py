@@ -1587,3 +1587,13 @@ def test_a_runtime_variable_gets_the_needed_size_in_megabytes_rounded_up_or_its_
 @pytest.mark.parametrize("message", ["MAX_TOKENS is too small for this prompt", "BLOCK_SIZE is too large for this GPU"])
 def test_an_upper_case_name_too_small_is_no_environment_variable_unless_a_runtimes(message):
     assert all(not c.key.isupper() for c in diagnose(f"ValueError: {message}\n").causes)
+
+
+def test_another_packages_config_error_is_not_read_as_this_projects():
+    """Only this project's ConfigError (its "N MindSpeed configuration errors:" lines) names keys: a ConfigError of
+    another package's names no key from its message's first words."""
+    other = 'Traceback (most recent call last):\n  File "/x/mmengine/config.py", line 3, in f\nConfigError: bad value: 3\n'
+    assert not diagnose(other).causes
+    ours = ("verl_mindspeed.errors.ConfigError: 1 MindSpeed configuration error:\n"
+            "  - actor_rollout_ref.actor.megatron.tensor_model_parallel_size: must divide 8\n")
+    assert [c.key for c in diagnose(ours).causes] == ["actor_rollout_ref.actor.megatron.tensor_model_parallel_size"]

@@ -44,7 +44,7 @@ from ._fix import helpless
 from ._later import fixed_later
 from ._log import Raised, exceptions, roots
 from ._match import generic, match
-from ._own import OWN, guard_verdict, joined, own_report, own_verdict
+from ._own import OWN, REPORT, guard_verdict, joined, own_report, own_verdict
 from ._preload import static_tls
 from ._provider import provider_field
 from ._replay import Replay, clears, replay
@@ -80,8 +80,8 @@ class Diagnosis:
 
     @property
     def causes(self) -> list[Cause]:
-        return unique(joined([c for f in self.failures if f.raised.type == OWN for c in f.verdict.causes])
-                      + [cause for f in self.failures if f.raised.type != OWN for cause in f.verdict.causes])
+        return unique(joined([c for f in self.failures if f.raised.type in OWN for c in f.verdict.causes])
+                      + [cause for f in self.failures if f.raised.type not in OWN for cause in f.verdict.causes])
 
     @property
     def exit_code(self) -> int:
@@ -101,7 +101,7 @@ def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[L
         argv = (["--config-name=ppo_megatron_trainer"] if any(".megatron." in a or a.endswith("strategy=megatron")
                                                               for a in logged) else []) + logged
     launch = replay(list(argv), source, upstream, **options) if argv is not None else None
-    own = bool(found) and all(r.type == OWN for r in found)  # check's report: every error, each its own line
+    own = bool(found) and all(r.type == REPORT for r in found)  # check's report: every error, each its own line
     firsts = roots(found)[:None if own else MOST]
     appends = {**appended(found), **logged_arguments(text)}  # the list Hydra printed holds them as written
     return Diagnosis([_one(r, launch, options, appends) for r in firsts], len(text.splitlines()), len(found),

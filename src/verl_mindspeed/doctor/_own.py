@@ -24,8 +24,10 @@ from ._blame import Cause, Verdict
 from ._log import Raised, clean
 from ._replay import Replay, clears
 
-#: The type the report's errors are read as: the class the API raises with the same errors.
-OWN = "ConfigError"
+#: What the report's errors are read as (no exception class printed them), and the class the API raises with the
+#: same errors (its message opens with "N MindSpeed configuration error(s):").
+REPORT = "verl-mindspeed check"
+OWN = (REPORT, "ConfigError")
 _ERROR = re.compile(r"^\s*✗ (?P<key>[\w.@/+~-]+)(?:\s+\(.*\))?\s*$")
 _LISTED = re.compile(r"^\s*- (?P<key>[\w.@/+~-]+): ", re.M)
 #: The runtime guard's exception, and a line it says to set (a role's section, then the size).
@@ -57,7 +59,7 @@ def own_report(text: str) -> list[Raised]:
         elif not line.startswith(" ") and stripped:  # another section, the verdict line, anything not the report's
             inside, current = False, None
         elif inside and _ERROR.match(line):
-            current = Raised(OWN, _ERROR.match(line).group("key"), [], stream, number)
+            current = Raised(REPORT, _ERROR.match(line).group("key"), [], stream, number)
             out.append(current)
         elif current is not None and line.startswith("      ") and stripped:
             label = stripped.split(":", 1)[0]
@@ -69,10 +71,11 @@ def own_report(text: str) -> list[Raised]:
 def own_verdict(raised: Raised, what, launch: Optional[Replay], options: dict) -> Optional[Verdict]:
     """The key each of this project's errors names, with the report's line (or the replay's); None for any other
     raise."""
-    if raised.type != OWN:
-        return None
-    words = _labels()
     listed = [hit.group("key") for hit in _LISTED.finditer(raised.message)]
+    if raised.type != REPORT and not (raised.type == "ConfigError" and listed and
+                                      "MindSpeed configuration error" in raised.message.split("\n")[0]):
+        return None  # another package's ConfigError is not this project's
+    words = _labels()
     keys = listed or [raised.message.split(":", 1)[0].strip()]
     line, delete = None, False
     for row in raised.message.split("\n")[1:]:
@@ -83,7 +86,7 @@ def own_verdict(raised: Raised, what, launch: Optional[Replay], options: dict) -
             line = rest.split("; ", 1)[1].strip() if delete and "; " in rest else (None if delete else rest)
     causes = [_cause(key, line if key == keys[0] else None, delete and key == keys[0], launch, options)
               for key in keys]
-    if not listed:  # check's report, as the preset's callback or the launcher prints it
+    if raised.type == REPORT:  # check's report, as the preset's callback or the launcher prints it
         what = tr("verl-mindspeed's check stopped the launch before Ray started (the preset's callback or the "
                   "launcher): {error}", error=raised.message.split("\n")[0][:240])
     return Verdict("override", what, causes, tuple(k.rsplit(".", 1)[-1] for k in keys),
@@ -125,4 +128,4 @@ def _cause(key: str, line: Optional[str], delete: bool, launch: Optional[Replay]
                  (delete or bool(issue.deletes)))
 
 
-__all__ = ["GUARD", "OWN", "guard_verdict", "joined", "own_report", "own_verdict"]
+__all__ = ["GUARD", "OWN", "REPORT", "guard_verdict", "joined", "own_report", "own_verdict"]
