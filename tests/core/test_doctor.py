@@ -1592,7 +1592,8 @@ def test_an_upper_case_name_too_small_is_no_environment_variable_unless_a_runtim
 def test_another_packages_config_error_is_not_read_as_this_projects():
     """Only this project's ConfigError (its "N MindSpeed configuration errors:" lines) names keys: a ConfigError of
     another package's names no key from its message's first words."""
-    other = 'Traceback (most recent call last):\n  File "/x/mmengine/config.py", line 3, in f\nConfigError: bad value: 3\n'
+    other = ('Traceback (most recent call last):\n  File "/x/mmengine/config.py", line 3, in f\n'
+             "ConfigError: bad value: 3\n")
     assert not diagnose(other).causes
     ours = ("verl_mindspeed.errors.ConfigError: 1 MindSpeed configuration error:\n"
             "  - actor_rollout_ref.actor.megatron.tensor_model_parallel_size: must divide 8\n")
