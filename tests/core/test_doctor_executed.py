@@ -262,3 +262,33 @@ def test_a_field_megatron_cores_config_lacks_blames_only_a_key_the_launch_writes
     launch = ["--config-name=ppo_megatron_trainer", *BASIC, f"++{OTC}.rotary_type=rope"]
     (cause,) = diagnose(log, launch).causes
     assert cause.key == f"{OTC}.rotary_type" and (cause.fix or cause.delete)
+
+
+OOM = """Traceback (most recent call last):
+  File "/usr/local/python3.10/site-packages/megatron/core/pipeline_parallel/schedules.py", line 400, in backward_step
+    torch.autograd.backward(output_tensor[0], grad_tensors=output_tensor_grad[0])
+RuntimeError: NPU out of memory. Tried to allocate 2.32 GiB (NPU 3; 60.96 GiB total capacity; 55.12 GiB already \
+allocated; 1.02 GiB free)"""
+
+
+def test_out_of_memory_with_the_launch_says_checks_estimate_and_the_planners_command(tmp_path):
+    """No key is blamed for running out of memory; with the launch, check's memory model says what it estimates
+    for it, and the planner's command on the same launch file is given."""
+    require("verl")
+    from helpers import FIXTURES
+    from verl_mindspeed.i18n import render
+    from verl_mindspeed.launch import read_launch_file
+
+    launch = tmp_path / "run.sh"
+    launch.write_text("python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer "
+                      + " ".join([*BASIC, "data.max_prompt_length=4096", "data.max_response_length=8192"]) + "\n")
+    source = read_launch_file(str(launch))
+    model = str(FIXTURES / "models" / "Qwen3-8B")
+    found = diagnose(_worker("WorkerDict pid=51234", OOM), source.argv, source, model_config=model)
+    (failure,) = found.failures
+    what = render(failure.verdict.what)
+    assert not found.causes and failure.verdict.kind == "resource"
+    assert "estimate for this launch: estimated peak" in what, what
+    assert f"verl-mindspeed plan --args-file {launch}" in what, what
+    alone = render(diagnose(_worker("WorkerDict pid=51234", OOM)).failures[0].verdict.what)
+    assert "for this launch" not in alone and "plan --args-file" not in alone

@@ -44,6 +44,7 @@ from ._fix import helpless
 from ._later import fixed_later
 from ._log import Raised, exceptions, roots
 from ._match import generic, match
+from ._memory import with_estimate
 from ._own import OWN, REPORT, guard_verdict, joined, own_report, own_verdict
 from ._preload import static_tls
 from ._provider import provider_field
@@ -104,7 +105,8 @@ def diagnose(text: str, argv: Optional[Sequence[str]] = None, source: Optional[L
     own = bool(found) and all(r.type == REPORT for r in found)  # check's report: every error, each its own line
     firsts = roots(found)[:None if own else MOST]
     appends = {**appended(found), **logged_arguments(text)}  # the list Hydra printed holds them as written
-    return Diagnosis([_one(r, launch, options, appends) for r in firsts], len(text.splitlines()), len(found),
+    path = source.path if source is not None else None
+    return Diagnosis([_one(r, launch, options, appends, path) for r in firsts], len(text.splitlines()), len(found),
                      argv is not None, logged is not None)
 
 
@@ -119,9 +121,10 @@ def _ran(options: dict) -> dict[str, str]:
     return {package: str(version) for package, version in out.items() if version}
 
 
-def _one(raised: Raised, launch: Optional[Replay], options: dict, appends: dict[str, str]) -> Failure:
+def _one(raised: Raised, launch: Optional[Replay], options: dict, appends: dict[str, str],
+         path: Optional[str] = None) -> Failure:
     site = match(raised)
-    verdict = _verdict(raised, site, launch, options, appends)
+    verdict = with_estimate(_verdict(raised, site, launch, options, appends), raised, launch, path)
     if _composition(raised, site):  # Hydra's or OmegaConf's: the key is the argument the user wrote
         return Failure(raised, site, verdict)
     return Failure(raised, site, replace(verdict, causes=_aswritten(verdict.causes, launch, appends, options)))
