@@ -20,10 +20,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 import traceback
 import types
 import warnings
+
+try:  # imported as part of the verl_mindspeed package
+    from ._oracle_harness import traceback_text
+except ImportError:  # run as a script in the bridge's Python: the sibling by name (standard library only)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _oracle_harness import traceback_text
 
 
 class _Meta(type):
@@ -143,18 +150,14 @@ def _plain(value):
 
 def _where(exc: BaseException) -> dict:
     """The exception, its innermost upstream ``file:line``, and its traceback as Python prints it from the first
-    upstream frame on (what a worker's log shows; bounded to 30 frames)."""
+    upstream frame on (the oracle's own ``traceback_text``: what a worker's log shows)."""
     every = traceback.extract_tb(exc.__traceback__)
     frames = [f for f in every if "/megatron/" in f.filename]
     last = frames[-1] if frames else every[-1]
     path = last.filename.split("site-packages/")[-1].split("/megatron-bridge-")[-1]
-    first = next((i for i, f in enumerate(every) if "/megatron/" in f.filename), 0)
     text = str(exc)
-    printed = "Traceback (most recent call last):\n" + "".join(
-        traceback.StackSummary.from_list(every[first:][-30:]).format()) + (
-        f"{type(exc).__name__}: {text[:4000]}" if text else type(exc).__name__)
     return {"type": type(exc).__name__, "message": text.splitlines()[0] if text else "",
-            "file": path, "line": last.lineno, "traceback": printed}
+            "file": path, "line": last.lineno, "traceback": traceback_text(exc, roots=("megatron",))}
 
 
 def main() -> None:
