@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 RELEASE = "core_r0.18.0"
@@ -51,16 +52,13 @@ def judge(configs: list, progress=lambda text: None) -> list[dict[str, Any]]:
     return [_row(cfg, name, build, res, run) for (cfg, name, build, res, _), run in zip(pending, runs)]
 
 
+@lru_cache(maxsize=None)
 def _judge():
+    """The differential's judge for this release, made once: only its composition (a base launch composed once per
+    preset and entry) is used here."""
     import differential
 
-    global _JUDGE
-    if _JUDGE is None:
-        _JUDGE = differential.Judge(None, releases=[RELEASE])
-    return _JUDGE
-
-
-_JUDGE = None
+    return differential.Judge(None, releases=[RELEASE])
 
 
 def _roles(composed, argv, tree, issues, model_dir: str, injected: bool):
