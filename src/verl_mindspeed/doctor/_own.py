@@ -58,8 +58,8 @@ def own_report(text: str) -> list[Raised]:
             inside, current = True, None
         elif not line.startswith(" ") and stripped:  # another section, the verdict line, anything not the report's
             inside, current = False, None
-        elif inside and _ERROR.match(line):
-            current = Raised(REPORT, _ERROR.match(line).group("key"), [], stream, number)
+        elif inside and (hit := _ERROR.match(line)):
+            current = Raised(REPORT, hit.group("key"), [], stream, number)
             out.append(current)
         elif current is not None and line.startswith("      ") and stripped:
             label = stripped.split(":", 1)[0]
