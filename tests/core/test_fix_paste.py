@@ -517,3 +517,19 @@ def test_a_fix_for_a_role_that_inherits_the_actors_dict_keeps_the_inheritance(ba
     assert outcome.status == "fixed" and outcome.rounds == 1
     assert not any(".ref.megatron.override_transformer_config" in a for a in outcome.argv)
     assert "ref-lost-inherited" not in {i.rule for i in outcome.last.issues}
+
+
+@pytest.mark.parametrize("typo, meant", [("use_flash_atn", "use_flash_attn"),
+                                         ("moe_grouped_gem", "moe_grouped_gemm")])
+def test_a_near_miss_the_bridge_refuses_gets_one_line_and_it_pasted_leaves_no_error(base_cfg, typo, meant):
+    """On core_r0.18.0 the Megatron-Bridge provider refuses any key it lacks. A near miss is one error, the near
+    miss's: the bridge's own error on that key printed a second ``~key``, and pasting both lines as printed ended in
+    Hydra's "Could not delete" (the first deletion had already run)."""
+    argv = [*BASE, *BASIC, f"++{O}.{typo}=True"]
+    first = evaluate(argv, release="core_r0.18.0")
+    on_key = [i for i in first.errors if i.key == f"{O}.{typo}"]
+    assert [i.rule for i in on_key] == ["unknown-key"], [(i.rule, str(i.message)) for i in on_key]
+    pasted = [*argv, *(word for i in first.errors for word in shlex.split(i.override or ""))]
+    second = evaluate(pasted, release="core_r0.18.0")
+    assert not second.errors, [(i.rule, i.key, str(i.message)) for i in second.errors]
+    assert meant in second.roles["actor"]["override_transformer_config"]

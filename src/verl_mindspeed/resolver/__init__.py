@@ -186,6 +186,9 @@ def resolve(
     views = dict(sim.builds)
     unknown = _unresolved_keys(inputs.values())
     refused = {i.key for i in issues if i.rule == "value"}  # no rule reports under that id: fixed before the rules
+    # a near miss's line deletes the key and sets the one meant: another error on that key (the bridge refusing it)
+    # would print a second deletion, which Hydra refuses once the first ran
+    unknown |= {i.key for i in issues if i.rule == "unknown-key" and i.severity == "error"}
     ctx = Context(world_size=world, release=release, model=model, config=cfg, era=spec,
                   injected=injected, device_memory_gib=device_memory_gib, builds=sim.builds,
                   driver_validates=driver_validates, stack=stack)
@@ -200,8 +203,9 @@ def resolve(
             for name, view in views.items():
                 if name not in repeats:  # a dict inherited with the actor's layout repeats the actor's findings
                     found += list(rule.fn(view, ctx))
-        # a key whose interpolation failed: its error says it, no guess; a key whose value has the wrong type or
-        # choice: a warning judged on that value is noise (it surfaces again, if it holds, once the value is fixed)
+        # a key whose interpolation failed or a near miss: its error says it, no guess; a key whose value has the
+        # wrong type or choice: a warning judged on that value is noise (it surfaces again, if it holds, once the
+        # value is fixed)
         issues += [i for i in found if i.key not in unknown and not (i.severity != "error" and i.key in refused)]
     roles = {name: {"override_transformer_config": dict(view.given), "megatron": _megatron_view(view),
                     "repatch": dict(view.sent) if view.sent is not None else None}
