@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..i18n import Msg, tr
 from ..launch import LaunchFile
+from ._ascend import npu_devices
 from ._blame import (
     Cause,
     Verdict,
@@ -39,6 +40,7 @@ from ._config import (
     refused_override,
 )
 from ._cut import cut_raise
+from ._engines import rollout_refusal
 from ._feature import feature_code
 from ._fix import helpless
 from ._later import fixed_later
@@ -178,8 +180,8 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     lacking = provider_field(raised, what, launch, appends or {}, options)
     if lacking is not None:  # a key of override_transformer_config the model's config class has no field for
         return lacking
-    preload = static_tls(raised)
-    if preload is not None:
+    preload = static_tls(raised) or npu_devices(raised, what, launch) or rollout_refusal(raised, what, launch)
+    if preload is not None:  # the loader's, Ray's view of the NPUs, the rollout engine's: the message alone says it
         return preload
     env = environment(raised, site)
     if env is not None:

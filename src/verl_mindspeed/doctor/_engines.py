@@ -1,0 +1,69 @@
+"""What verl's rollout refuses, from the message alone: a prompt longer than the engine's model length, a rollout
+verl has no class for.
+
+- vLLM's ``Prompt length of 4178 is longer than the maximum model length of 4096`` (``The decoder prompt (length
+  4178) is longer than ...`` in later vLLM; SGLang's ``The input (4178 tokens) is longer than the model's context
+  length (4096 tokens)``): a prompt reached the engine longer than the model length verl gave it
+  (``actor_rollout_ref.rollout.max_model_len``, else the prompt plus the response length). verl drops such prompts
+  when it loads the dataset with ``data.filter_overlong_prompts=True``; or the model length goes up to the prompt
+  plus the response.
+- verl's ``Rollout hf with mode sync not found`` (``get_rollout_class``, verl 0.6.1+): the registry holds vLLM and
+  SGLang (and TensorRT-LLM from 0.7) in server mode, ``async``; verl 0.6.1 also kept a ``sync`` mode for vLLM and
+  SGLang. ``actor_rollout_ref.rollout.mode=async`` and ``name=vllm`` are registered on every release that raises it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..i18n import Msg, tr
+from ._blame import Cause, Verdict
+from ._log import Raised
+from ._replay import Replay, launch_value
+from ._solve import int_of
+
+ROLLOUT = "actor_rollout_ref.rollout"
+_TOO_LONG = re.compile(r"(?:Prompt length of|prompt \(length|input \()\s*(?P<got>\d+)(?: tokens)?\)? is longer than "
+                       r"the (?:maximum model length of|model's context length \()\s*(?P<max>\d+)")
+_UNREGISTERED = re.compile(r"Rollout (?P<name>\S+) with mode (?P<mode>\S+) not found")
+#: The rollout names verl's registry holds in some release (``verl/workers/rollout/base.py``, 0.6.1 to 0.9.1).
+_NAMES = ("vllm", "sglang", "trtllm")
+
+
+def rollout_refusal(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[Verdict]:
+    return _too_long(raised, what, launch) or _unregistered(raised, what)
+
+
+def _too_long(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[Verdict]:
+    hit = _TOO_LONG.search(raised.message)
+    if hit is None:
+        return None
+    got, room = int(hit.group("got")), int(hit.group("max"))
+    response = int_of(launch_value(launch, "data.max_response_length"))
+    causes = [Cause(f"{ROLLOUT}.max_model_len",
+                    f"{ROLLOUT}.max_model_len={got + response}" if response is not None else None)]
+    if (launch_value(launch, "data.filter_overlong_prompts") or "").lower() != "true":
+        causes.insert(0, Cause("data.filter_overlong_prompts", "data.filter_overlong_prompts=True"))
+    return Verdict("override", tr(
+        "{what}: a prompt of {got} tokens reached the rollout, whose model length is {room}. "
+        "data.filter_overlong_prompts=True drops the prompts longer than data.max_prompt_length when verl loads the "
+        "dataset; or the rollout's max_model_len goes up to the prompt plus data.max_response_length",
+        what=what, got=got, room=room), causes, ("max_model_len", "filter_overlong_prompts"), "likely")
+
+
+def _unregistered(raised: Raised, what: Msg) -> Optional[Verdict]:
+    hit = _UNREGISTERED.search(raised.message)
+    if hit is None:
+        return None
+    name, mode = hit.group("name"), hit.group("mode")
+    causes = []
+    if name not in _NAMES:
+        causes.append(Cause(f"{ROLLOUT}.name", f"{ROLLOUT}.name=vllm"))
+    if mode != "async":
+        causes.append(Cause(f"{ROLLOUT}.mode", f"{ROLLOUT}.mode=async"))
+    if not causes:
+        return None  # a name and mode some release registers: which release ran decides it
+    return Verdict("override", tr(
+        "{what}: verl's rollout registry has no class for {name} in {mode} mode; it holds vllm and sglang (trtllm "
+        "from 0.7) in async (server) mode", what=what, name=name, mode=mode), causes, ("name", "mode"), "likely")

@@ -1,0 +1,97 @@
+"""The doctor on failures only the message places: the rollout engine's refusals (a prompt longer than its model
+length, a rollout verl has no class for) and Ray's view of the NPUs on Ascend. Each line is pasted into a launch
+and ``check`` judges it: verl 0.9.1 accepts every key it proposes."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from verl_mindspeed.doctor import diagnose
+from verl_mindspeed.launch import evaluate
+
+R = "actor_rollout_ref.rollout"
+NEUTRAL = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo",
+           "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1", f"{R}.log_prob_micro_batch_size_per_gpu=1",
+           "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1", f"{R}.name=vllm"]
+WORKER = "\x1b[36m(WorkerDict pid=3001, ip=10.0.0.1)\x1b[0m "
+
+
+def _log(line: str) -> str:
+    return (f"{WORKER}Traceback (most recent call last):\n"
+            f'{WORKER}  File "/usr/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 2049, in _validate\n'
+            f"{WORKER}    raise ValueError(\n{WORKER}{line}\n")
+
+
+def _causes(found) -> dict[str, str | None]:
+    (failure,) = found.failures
+    return {c.key: c.fix for c in failure.verdict.causes}
+
+
+def _accepted(lines) -> None:
+    """Pasted after a launch verl 0.9.1 runs, ``check`` has no error: no key it refuses, no value it rejects."""
+    argv = [*NEUTRAL, *(word for line in lines for word in shlex.split(line))]
+    errors = evaluate(argv).errors
+    assert not errors, [(i.key, str(i.message)) for i in errors]
+
+
+@pytest.mark.parametrize("message", [
+    "ValueError: Prompt length of 4178 is longer than the maximum model length of 4096.",
+    "ValueError: The decoder prompt (length 4178) is longer than the maximum model length of 4096. Make sure that",
+    "ValueError: The input (4178 tokens) is longer than the model's context length (4096 tokens).",
+])
+def test_a_prompt_longer_than_the_engines_model_length_filters_prompts_or_raises_the_length(message):
+    alone = _causes(diagnose(_log(message)))
+    assert alone == {"data.filter_overlong_prompts": "data.filter_overlong_prompts=True", f"{R}.max_model_len": None}
+    _accepted(["data.filter_overlong_prompts=True"])
+    # with the launch, the model length that holds this prompt and the launch's response; a filter already on stays
+    launch = [*NEUTRAL, "data.max_response_length=3072", "data.filter_overlong_prompts=True"]
+    given = _causes(diagnose(_log(message), launch))
+    assert given == {f"{R}.max_model_len": f"{R}.max_model_len={4178 + 3072}"}
+    _accepted(given.values())
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("Rollout hf with mode sync not found", {f"{R}.name": f"{R}.name=vllm", f"{R}.mode": f"{R}.mode=async"}),
+    ("Rollout vllm with mode sync not found", {f"{R}.mode": f"{R}.mode=async"}),
+    ("Rollout naive with mode async not found", {f"{R}.name": f"{R}.name=vllm"}),
+])
+def test_a_rollout_verls_registry_lacks_gets_the_name_or_mode_it_holds(message, expected):
+    log = ('Traceback (most recent call last):\n  File "/verl/verl/workers/rollout/base.py", line 106, in '
+           f'get_rollout_class\n    assert (rollout_name, mode) in _ROLLOUT_REGISTRY\nAssertionError: {message}\n')
+    assert _causes(diagnose(log)) == expected
+    _accepted(expected.values())
+
+
+def test_a_rollout_some_release_registers_is_not_blamed_on_its_name_or_mode():
+    """trtllm in async mode is registered from verl 0.7.1: on 0.6.1 the release, not the launch, lacks it."""
+    log = "AssertionError: Rollout trtllm with mode async not found\n"
+    assert not {f"{R}.name", f"{R}.mode"} & set(_causes(diagnose(log)))
+
+
+@pytest.mark.parametrize("message", [
+    "AssertionError: Expects tensor to be on the compute device npu:15, was on npu:0",
+    "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, npu:0 and npu:3!",
+])
+def test_a_tensor_on_npu0_beside_the_workers_own_npu_is_rays_view_of_the_devices(message):
+    found = diagnose(f"{WORKER}{message}\n")
+    assert _causes(found) == {"RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES":
+                              "unset RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES"}
+    assert found.failures[0].verdict.kind == "env" and found.exit_code == 0
+
+
+@pytest.mark.parametrize("message", [
+    "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:3!",
+    "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, npu:1 and npu:2!",
+    "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, npu:0 and cpu!",
+])
+def test_other_device_mismatches_do_not_blame_rays_variable(message):
+    assert "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES" not in _causes(diagnose(f"{message}\n"))
+
+
+def test_no_npu_visible_names_the_visible_devices_and_lists_the_launchs_cards():
+    log = "RuntimeError: torch_npu detected, but NPU device is not available or visible\n"
+    assert _causes(diagnose(log)) == {"ASCEND_RT_VISIBLE_DEVICES": None}
+    given = _causes(diagnose(log, [*NEUTRAL, "trainer.n_gpus_per_node=4"]))
+    assert given == {"ASCEND_RT_VISIBLE_DEVICES": "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3"}
