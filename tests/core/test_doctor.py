@@ -936,10 +936,13 @@ def test_a_log_that_reports_an_error_without_an_exception_holds_a_failure():
     """A device's or Ray's error line with no Python exception (a cut log): the log holds a failure the doctor cannot
     place (exit 1), not an unusable log (2); a log that reports no error is still unusable."""
     for line in ("CUDA error: an illegal memory access was encountered",
-                 "(raylet) [2025-01-01 00:00:00] Unable to register worker with raylet",
                  "[rank0]: RuntimeError copy_d2d NPU function error: ... error code is 507001"):
         found = diagnose(f"INFO start\n{line}\nINFO stop\n")
         assert found.exit_code == 1 and not found.causes and found.failures[0].raised.type == "Error"
+    # Ray's raylet line is read the same way, and verl's FAQ places it (test_doctor_engines.py)
+    found = diagnose("INFO start\n(raylet) [2025-01-01 00:00:00] Unable to register worker with raylet\nINFO stop\n")
+    assert found.failures[0].raised.type == "Error"
+    assert [c.key for c in found.causes] == ["ray_kwargs.ray_init.num_cpus"]
     assert diagnose("INFO step 1 loss 0.3\nINFO step 2 loss 0.2\n").exit_code == 2
     for line in ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0",
                  "pretrain_gpt.py: error: argument --x: invalid int value: 'x'",

@@ -1,6 +1,7 @@
 """The doctor on failures only the message places: the rollout engine's refusals (a prompt longer than its model
-length, a rollout verl has no class for) and Ray's view of the NPUs on Ascend. Each line is pasted into a launch
-and ``check`` judges it: verl 0.9.1 accepts every key it proposes."""
+length, a rollout verl has no class for), Ray's view of the NPUs on Ascend, and what verl's FAQ answers with a
+setting (Ray's raylet, triton's build). Each line is pasted into a launch and ``check`` judges it: verl 0.9.1 accepts
+every key it proposes."""
 
 from __future__ import annotations
 
@@ -95,3 +96,39 @@ def test_no_npu_visible_names_the_visible_devices_and_lists_the_launchs_cards():
     assert _causes(diagnose(log)) == {"ASCEND_RT_VISIBLE_DEVICES": None}
     given = _causes(diagnose(log, [*NEUTRAL, "trainer.n_gpus_per_node=4"]))
     assert given == {"ASCEND_RT_VISIBLE_DEVICES": "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3"}
+
+
+@pytest.mark.parametrize("verl_version, key", [(None, "ray_kwargs.ray_init.num_cpus"),
+                                                ("0.9.1", "ray_kwargs.ray_init.num_cpus"),
+                                                ("0.5.0", "ray_init.num_cpus")])
+def test_rays_raylet_refusing_workers_names_the_cpus_verl_gives_ray_in_that_release(verl_version, key):
+    """verl's FAQ: Slurm's core limits keep workers from the raylet; ray_init.num_cpus (under ray_kwargs from 0.6)
+    is the setting. No line: the number is the node's."""
+    log = "(raylet) [2025-01-01 00:00:00,000 E 1 1] Unable to register worker with raylet. No such file or directory\n"
+    found = diagnose(log, verl_version=verl_version) if verl_version else diagnose(log)
+    assert _causes(found) == {key: None}
+
+
+TRITON = "/opt/conda/lib/python3.10/site-packages/triton"
+
+
+def _cut_at_subprocess(frames: list[tuple[str, int, str]]) -> str:
+    body = "".join(f'  File "{path}", line {line}, in {fn}\n    x = f()\n' for path, line, fn in frames)
+    return ("Traceback (most recent call last):\n" + body +
+            '  File "/opt/conda/lib/python3.10/subprocess.py", line 369, in check_call\n'
+            "    raise CalledProcessError(retcode, cmd)\n[...]\n")
+
+
+def test_triton_failing_to_build_a_kernel_turns_verls_just_in_time_compilation_off():
+    """The log ends at subprocess's raise; the frames above it (kept now for a cut raise) are triton's build."""
+    log = _cut_at_subprocess([("/verl/verl/utils/torch_functional.py", 120, "entropy_from_logits"),
+                              (f"{TRITON}/backends/nvidia/driver.py", 57, "compile_module_from_src"),
+                              (f"{TRITON}/runtime/build.py", 48, "_build")])
+    fix = "actor_rollout_ref.actor.use_torch_compile=False"
+    assert _causes(diagnose(log)) == {"actor_rollout_ref.actor.use_torch_compile": fix}
+    _accepted([fix])
+
+
+def test_another_subprocess_failing_is_not_put_on_torch_compile():
+    log = _cut_at_subprocess([("/verl/examples/data_preprocess/gsm8k.py", 40, "main")])
+    assert "actor_rollout_ref.actor.use_torch_compile" not in _causes(diagnose(log))

@@ -41,6 +41,7 @@ from ._config import (
 )
 from ._cut import cut_raise
 from ._engines import rollout_refusal
+from ._faq import faq_answer
 from ._feature import feature_code
 from ._fix import helpless
 from ._later import fixed_later
@@ -180,8 +181,10 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     lacking = provider_field(raised, what, launch, appends or {}, options)
     if lacking is not None:  # a key of override_transformer_config the model's config class has no field for
         return lacking
-    preload = static_tls(raised) or npu_devices(raised, what, launch) or rollout_refusal(raised, what, launch)
-    if preload is not None:  # the loader's, Ray's view of the NPUs, the rollout engine's: the message alone says it
+    preload = static_tls(raised) or npu_devices(raised, what, launch) \
+        or rollout_refusal(raised, what, launch, options.get("verl_version")) \
+        or faq_answer(raised, what, options.get("verl_version"))
+    if preload is not None:  # the loader's, Ray's, the rollout engine's, verl's FAQ: the message alone says it
         return preload
     env = environment(raised, site)
     if env is not None:

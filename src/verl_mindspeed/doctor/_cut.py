@@ -24,22 +24,25 @@ def cut_raise(text: str) -> list[Raised]:
     but a cut mark or the statement's own message: that raise, with no message (``cut``). The frame and its code
     line are read across process prefixes (a paste may cut a frame's prefix and keep the next line's)."""
     last = None  # [frame, its code line, the process that printed it, the frame's line in the log]
+    frames: list[tuple[str, int, str]] = []  # the frames of the traceback ``last`` ends, outermost first
     for stream, line, number in clean(text)[-20000:]:
         stripped = line.strip()[:2000]
         hit = _FRAME.search(stripped) if '", line ' in stripped else None
         if hit:
             last = [(hit.group("file"), int(hit.group("line")), hit.group("fn")), None, stream, number]
+            frames.append(last[0])
+        elif stripped.startswith("Traceback"):
+            last, frames = None, []
         elif last is not None and stripped:
             if last[1] is None:
                 last[1], last[2] = stripped, stream  # the frame's code line
             elif not _AFTER.match(stripped):
-                last = None  # the log goes on past the statement: not cut there
+                last, frames = None, []  # the log goes on past the statement: not cut there
     hit = _RAISE.match(last[1] or "") if last is not None else None
     if hit is None:
         return []
-    frame, code, stream, number = last
-    return [Raised(hit.group("type") or "AssertionError", "", [frame], stream, number, code=code,
-                   cut=True)]
+    _frame, code, stream, number = last
+    return [Raised(hit.group("type") or "AssertionError", "", frames, stream, number, code=code, cut=True)]
 
 
 __all__ = ["cut_raise"]

@@ -8,8 +8,9 @@ verl has no class for.
   when it loads the dataset with ``data.filter_overlong_prompts=True``; or the model length goes up to the prompt
   plus the response.
 - verl's ``Rollout hf with mode sync not found`` (``get_rollout_class``, verl 0.6.1+): the registry holds vLLM and
-  SGLang (and TensorRT-LLM from 0.7) in server mode, ``async``; verl 0.6.1 also kept a ``sync`` mode for vLLM and
-  SGLang. ``actor_rollout_ref.rollout.mode=async`` and ``name=vllm`` are registered on every release that raises it.
+  SGLang (and TensorRT-LLM from 0.7) in server mode, ``async``, read from the release's own source; verl 0.6.1 also
+  kept a ``sync`` mode for vLLM and SGLang. ``mode=async`` and the registry's first name are registered on every
+  release that raises it.
 """
 
 from __future__ import annotations
@@ -22,17 +23,20 @@ from ._blame import Cause, Verdict
 from ._log import Raised
 from ._replay import Replay, launch_value
 from ._solve import int_of
+from ._verl import rollout_engines
 
 ROLLOUT = "actor_rollout_ref.rollout"
 _TOO_LONG = re.compile(r"(?:Prompt length of|prompt \(length|input \()\s*(?P<got>\d+)(?: tokens)?\)? is longer than "
                        r"the (?:maximum model length of|model's context length \()\s*(?P<max>\d+)")
 _UNREGISTERED = re.compile(r"Rollout (?P<name>\S+) with mode (?P<mode>\S+) not found")
-#: The rollout names verl's registry holds in some release (``verl/workers/rollout/base.py``, 0.6.1 to 0.9.1).
+#: The rollout names verl's registry holds in some release from 0.6.1 to 0.9.1: where that release's source is not
+#: at hand to read them (:func:`rollout_engines`).
 _NAMES = ("vllm", "sglang", "trtllm")
 
 
-def rollout_refusal(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[Verdict]:
-    return _too_long(raised, what, launch) or _unregistered(raised, what)
+def rollout_refusal(raised: Raised, what: Msg, launch: Optional[Replay],
+                    verl_version: Optional[str] = None) -> Optional[Verdict]:
+    return _too_long(raised, what, launch) or _unregistered(raised, what, verl_version)
 
 
 def _too_long(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[Verdict]:
@@ -52,18 +56,19 @@ def _too_long(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[V
         what=what, got=got, room=room), causes, ("max_model_len", "filter_overlong_prompts"), "likely")
 
 
-def _unregistered(raised: Raised, what: Msg) -> Optional[Verdict]:
+def _unregistered(raised: Raised, what: Msg, verl_version: Optional[str]) -> Optional[Verdict]:
     hit = _UNREGISTERED.search(raised.message)
     if hit is None:
         return None
     name, mode = hit.group("name"), hit.group("mode")
+    names = rollout_engines(verl_version) or _NAMES  # the release the user ran, when its source is at hand
     causes = []
-    if name not in _NAMES:
-        causes.append(Cause(f"{ROLLOUT}.name", f"{ROLLOUT}.name=vllm"))
+    if name not in names:
+        causes.append(Cause(f"{ROLLOUT}.name", f"{ROLLOUT}.name={names[0]}"))
     if mode != "async":
         causes.append(Cause(f"{ROLLOUT}.mode", f"{ROLLOUT}.mode=async"))
     if not causes:
         return None  # a name and mode some release registers: which release ran decides it
     return Verdict("override", tr(
-        "{what}: verl's rollout registry has no class for {name} in {mode} mode; it holds vllm and sglang (trtllm "
-        "from 0.7) in async (server) mode", what=what, name=name, mode=mode), causes, ("name", "mode"), "likely")
+        "{what}: verl's rollout registry has no class for {name} in {mode} mode; it holds {names} in async (server) "
+        "mode", what=what, name=name, mode=mode, names=", ".join(names)), causes, ("name", "mode"), "likely")

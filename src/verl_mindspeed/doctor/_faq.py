@@ -1,0 +1,43 @@
+"""Failures verl's own FAQ answers with a setting, where the message names none.
+
+- Ray's ``Unable to register worker with raylet``: ``ray.init()`` starts a worker process per CPU core it counts,
+  and a scheduler that limits the cores a job may use (Slurm's) keeps some of them from the raylet. verl's FAQ: set
+  ``ray_kwargs.ray_init.num_cpus`` (``ray_init.num_cpus`` up to verl 0.5) to what the system allows. No line: the
+  number is the node's (``nproc`` prints the cores this process may use).
+- Triton's just-in-time build failing (``CalledProcessError`` from ``triton/runtime/build.py``, its
+  ``compile_module_from_src``): verl's FAQ turns just-in-time compilation off with
+  ``actor_rollout_ref.actor.use_torch_compile=False`` (the ref's follows the actor's).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..i18n import Msg, tr
+from ._blame import Cause, Verdict
+from ._log import Raised
+from ._verl import releases_with
+
+_RAYLET = re.compile(r"Unable to register worker with raylet")
+#: Where verl keeps the CPUs Ray may use, the current path first (``ray_init`` moved under ``ray_kwargs`` in 0.6).
+_NUM_CPUS = ("ray_kwargs.ray_init.num_cpus", "ray_init.num_cpus")
+COMPILE = "actor_rollout_ref.actor.use_torch_compile"
+
+
+def faq_answer(raised: Raised, what: Msg, verl_version: Optional[str] = None) -> Optional[Verdict]:
+    if _RAYLET.search(raised.message):
+        key = next((k for k in _NUM_CPUS if verl_version in releases_with(k)), _NUM_CPUS[0])
+        return Verdict("override", tr(
+            "{what}: Ray starts a worker per CPU core it counts, and the scheduler lets this job use fewer; verl's FAQ "
+            "sets {key} to the cores the system allows (nproc prints them on the node)", what=what, key=key),
+            [Cause(key)], ("num_cpus",), "possible")
+    frames = " ".join(f"{path}:{function}" for path, _line, function in raised.frames)
+    built = "CalledProcessError" in f"{raised.type} {raised.first_line} {raised.code}" and "/triton/" in frames and \
+        ("compile_module_from_src" in frames or "runtime/build.py" in frames)
+    if built:
+        return Verdict("override", tr(
+            "{what}: triton's just-in-time build of a kernel failed (its C compiler, or the toolkit it compiles "
+            "against); verl's FAQ turns just-in-time compilation off with {key}=False", what=what, key=COMPILE),
+            [Cause(COMPILE, f"{COMPILE}=False")], ("use_torch_compile",), "possible")
+    return None
