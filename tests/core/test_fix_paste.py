@@ -533,3 +533,22 @@ def test_a_near_miss_the_bridge_refuses_gets_one_line_and_it_pasted_leaves_no_er
     second = evaluate(pasted, release="core_r0.18.0")
     assert not second.errors, [(i.rule, i.key, str(i.message)) for i in second.errors]
     assert meant in second.roles["actor"]["override_transformer_config"]
+
+
+def test_a_dict_vpp_beside_a_critic_built_first_with_vpp_is_refused_in_the_first_report(base_cfg):
+    """mbridge builds every role on the process groups of the critic, built first with VPP 2; the actor leaves VPP
+    unset and its dict says VPP 2. role-sizes-agree's line aligns the critic on the actor (VPP null), so the dict is
+    measured against that null, in the same report: one round of pasting leaves no error. The actor's unset VPP was
+    read as "no planned size" and the dict was measured against the critic's VPP 2, so its error showed only after
+    the first paste."""
+    argv = [*BASE, *BASIC, "algorithm.adv_estimator=gae", "trainer.n_gpus_per_node=8",
+            "critic.ppo_micro_batch_size_per_gpu=1", f"{M}.vanilla_mbridge=True",
+            "critic.megatron.vanilla_mbridge=True",
+            f"{M}.pipeline_model_parallel_size=2", "critic.megatron.pipeline_model_parallel_size=2",
+            "critic.megatron.virtual_pipeline_model_parallel_size=2", f"++{O}.virtual_pipeline_model_parallel_size=2"]
+    model = str(FIXTURES / "models" / "Qwen3-8B")
+    first = evaluate(argv, model_config=model)
+    dict_vpp = ("dict-sizes-agree", f"{O}.virtual_pipeline_model_parallel_size")
+    assert dict_vpp in {(i.rule, i.key) for i in first.errors}
+    pasted = [*argv, *(word for i in first.errors for word in shlex.split(i.override or ""))]
+    assert not evaluate(pasted, model_config=model).errors

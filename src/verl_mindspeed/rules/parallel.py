@@ -60,13 +60,14 @@ _DICT_SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "vi
                "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size")
 
 
-def _planned_size(role: RoleView, ctx: Context, name: str) -> Optional[int]:
+def _planned_size(role: RoleView, ctx: Context, name: str) -> tuple[bool, Optional[int]]:
     """Where the role reuses process groups another role built first (verl 0.8.0 and later: role-sizes-agree is an
-    error whose line aligns every role on the actor's layout), the actor's size; else None."""
+    error whose line aligns every role on the actor's layout), (True, the actor's size), that size None for a VPP
+    the actor leaves unset; else (False, None)."""
     actor = ctx.builds.get("actor")
     if role.owner or actor is None or not ctx.era or ctx.era.owner != "first":
-        return None
-    return _own_size(actor, name)
+        return False, None
+    return True, _own_size(actor, name)
 
 
 def _own_size(role: RoleView, name: str) -> Optional[int]:
@@ -100,8 +101,8 @@ def dict_sizes_agree(role: RoleView, ctx: Context) -> Iterable[Issue]:
     the actor's, inherited (a line under its dict would replace what it inherits)."""
     for name in _DICT_SIZES:
         value, engine = _int(role.given.get(name)), _engine_size(role, name)
-        planned = _planned_size(role, ctx, name)
-        if planned is not None and engine != planned:
+        planning, planned = _planned_size(role, ctx, name)
+        if planning and engine != planned:
             # the process groups are those of the role built first, and role-sizes-agree's line aligns every role
             # on the actor's layout: the dict is measured against the size that line makes live, or the two lines
             # would undo each other
