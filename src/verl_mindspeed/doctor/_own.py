@@ -22,7 +22,7 @@ from ..i18n import LANGS, render, tr, trn
 from ..report import LABELS
 from ._blame import Cause, Verdict
 from ._log import Raised, clean
-from ._replay import Replay, clears
+from ._replay import Replay, checked_cause
 
 #: What the report's errors are read as (no exception class printed them), and the class the API raises with the
 #: same errors (its message opens with "N MindSpeed configuration error(s):").
@@ -84,7 +84,7 @@ def own_verdict(raised: Raised, what, launch: Optional[Replay], options: dict) -
             rest = rest.strip()
             delete = rest.startswith(words["delete"])
             line = rest.split("; ", 1)[1].strip() if delete and "; " in rest else (None if delete else rest)
-    causes = [_cause(key, line if key == keys[0] else None, delete and key == keys[0], launch, options)
+    causes = [checked_cause(key, launch, launch, options, line if key == keys[0] else None, delete and key == keys[0])
               for key in keys]
     if raised.type == REPORT:  # check's report, as the preset's callback or the launcher prints it
         what = tr("verl-mindspeed's check stopped the launch before Ray started (the preset's callback or the "
@@ -117,15 +117,6 @@ def guard_verdict(raised: Raised, what) -> Optional[Verdict]:
         return None
     return Verdict("override", what, [Cause(key, f"{key}={value}") for key, value in lines.items()],
                    tuple(key.rsplit(".", 1)[-1] for key in lines), "likely")
-
-
-def _cause(key: str, line: Optional[str], delete: bool, launch: Optional[Replay], options: dict) -> Cause:
-    issue = next(iter(launch.about([key])), None) if launch is not None else None
-    if issue is None:
-        return Cause(key, line, delete=delete and not line)
-    confirmed = bool(issue.override) and clears(launch, issue, **options)
-    return Cause(key, issue.override or line, confirmed, delete=not (issue.override or line) and
-                 (delete or bool(issue.deletes)))
 
 
 __all__ = ["GUARD", "OWN", "REPORT", "guard_verdict", "joined", "own_report", "own_verdict"]

@@ -22,7 +22,7 @@ from typing import Optional
 from ..i18n import Msg, tr
 from ._blame import Cause, Verdict
 from ._log import Raised
-from ._replay import Replay, clears, replay
+from ._replay import Replay, checked_cause, replay
 
 _NO_ATTRIBUTE = re.compile(r"(?P<cls>\w+Provider) has no attribute '(?P<name>\w+)'\.?\s*$")
 _NO_KEYWORD = re.compile(r"(?P<cls>\w*TransformerConfig)\.__init__\(\) got an unexpected keyword argument "
@@ -69,11 +69,7 @@ def _cause(key: str, launch: Optional[Replay], appends: dict[str, str], options:
     the argument, on that argument alone; else the argument deleted."""
     probe = launch if launch is not None and key in launch.keys() else replay(
         ["--config-name=ppo_megatron_trainer", appends[key]], None, **options) if key in appends else None
-    issue = next(iter(probe.about([key])), None) if probe is not None else None
-    if issue is None or not (issue.override or issue.deletes):
-        return Cause(key, delete=True)
-    confirmed = probe is launch and bool(issue.override) and clears(launch, issue, **options)
-    return Cause(key, issue.override, confirmed, delete=not issue.override)
+    return checked_cause(key, probe, launch, options, delete=True)
 
 
 __all__ = ["lacked", "provider_field"]

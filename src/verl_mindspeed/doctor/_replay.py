@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Optional, Sequence
 from ..errors import EvaluationError, Issue
 from ..launch import LaunchFile, evaluate
 from ..overrides import split_override
+from ._blame import Cause
 
 
 @dataclass
@@ -119,3 +120,15 @@ def clears(launch: Replay, issue: Issue, source: Optional[LaunchFile] = None, **
 
 
 __all__ = ["Replay", "clears", "launch_value", "pasted", "replay", "without"]
+
+
+def checked_cause(key: str, probe: Optional[Replay], launch: Optional[Replay], options: dict,
+                  line: Optional[str] = None, delete: bool = False) -> Cause:
+    """``check``'s finding on ``key`` in ``probe``'s replay: its line, confirmed where ``probe`` is the launch and
+    the line clears it. Where ``check`` gives neither a line nor a deletion, ``line`` (or the deletion)."""
+    issue = next(iter(probe.about([key])), None) if probe is not None else None
+    if issue is None or not (issue.override or issue.deletes or line):
+        return Cause(key, line, delete=delete and not line)
+    confirmed = probe is launch and bool(issue.override) and clears(launch, issue, **options)
+    fix = issue.override or line
+    return Cause(key, fix, confirmed, delete=not fix and (delete or bool(issue.deletes)))
