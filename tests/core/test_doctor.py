@@ -1601,3 +1601,17 @@ def test_another_packages_config_error_is_not_read_as_this_projects():
     ours = ("verl_mindspeed.errors.ConfigError: 1 MindSpeed configuration error:\n"
             "  - actor_rollout_ref.actor.megatron.tensor_model_parallel_size: must divide 8\n")
     assert [c.key for c in diagnose(ours).causes] == ["actor_rollout_ref.actor.megatron.tensor_model_parallel_size"]
+
+
+def test_pythons_has_no_attribute_is_a_package_mismatch_never_another_modules_raise_site():
+    """verl's NPU patches log "Failed to apply NPU patches: module '...' has no attribute '...'" (verl#5788) with no
+    exception line: Python's message is read from it. A module's ``__getattr__`` in Megatron-Bridge prints the same
+    words for its own module only: a message naming another module is not that raise, and no site is claimed."""
+    line = ("Failed to apply NPU patches: module 'transformers.models.qwen2_5_vl.modeling_qwen2_5_vl' has no attribute "
+            "'Qwen2RMSNorm'")
+    found = diagnose(line + "\n")
+    (failure,) = found.failures
+    assert failure.raised.type == "AttributeError" and failure.site is None
+    assert failure.verdict.kind == "version-skew" and not found.causes and found.exit_code == 0
+    own = diagnose("AttributeError: module 'megatron.bridge.models.megatron_mimo' has no attribute 'Foo'\n")
+    assert own.failures[0].site.site.file == "megatron/bridge/models/megatron_mimo/__init__.py"

@@ -148,10 +148,22 @@ def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:
         if found is None:
             continue
         bound, whole = found
+        if not _own_module(site, bound):
+            continue
         score = site.literal / 1000 + (0.5 if whole else 0)
         if best is None or score > best.score:
             best = Match(named(site, bound), bound, tuple(r for r, _ in site.releases), False, score)
     return best
+
+
+def _own_module(site: Site, bound: dict[str, str]) -> bool:
+    """A site that imitates Python's own "has no attribute" message (a module's or a class's ``__getattr__``) is the
+    raise, by the message alone, only of one that names the site's own module: Python prints the same words for
+    every object, so a class's name or another module's proves nothing."""
+    if not any("has no attribute" in part for part in site.parts):
+        return True
+    module = site.file[:-len(".py")].replace("/", ".").removesuffix(".__init__")
+    return bound.get("__name__", "").strip("'\"") == module
 
 
 def generic(found: Match) -> bool:

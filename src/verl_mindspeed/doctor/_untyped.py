@@ -61,7 +61,10 @@ _PYTHON = ((re.compile(r"^cannot import name '\w+' from '[\w.]+'"), "ImportError
            (re.compile(r"^No module named '[\w.]+'"), "ModuleNotFoundError"),
            (re.compile(r"^(?:[\w.]+\(\) )?(?:got an )?unexpected keyword argument '\w+'|"
                        r"^[\w.]+\(\) takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given|"
-                       r"^unsupported operand type\(s\) for"), "TypeError"))
+                       r"^unsupported operand type\(s\) for"), "TypeError"),
+           # a module's attribute missing, also where a log line reports it after its own words ("Failed to apply
+           # NPU patches: module '...' has no attribute '...'", verl's NPU patches)
+           (re.compile(r"(?:^|: )module '[\w.]+' has no attribute '\w+'"), "AttributeError"))
 
 
 def error_lines(text: str) -> list[Raised]:
