@@ -1615,3 +1615,15 @@ def test_pythons_has_no_attribute_is_a_package_mismatch_never_another_modules_ra
     assert failure.verdict.kind == "version-skew" and not found.causes and found.exit_code == 0
     own = diagnose("AttributeError: module 'megatron.bridge.models.megatron_mimo' has no attribute 'Foo'\n")
     assert own.failures[0].site.site.file == "megatron/bridge/models/megatron_mimo/__init__.py"
+
+
+@pytest.mark.parametrize("line, file", [
+    ("AttributeError: HuggingFaceTokenizer has no attribute 'eod', 'eod_id', 'eos', or 'eos_id'",
+     "abstract_tokenizer"),
+    ("AttributeError: HybridModelConfig has no attribute 'foo'", "models/hybrid.py"),
+])
+def test_sites_in_their_own_words_about_a_missing_attribute_still_match_by_message(line, file):
+    """Only sites whose fixed words are Python's own are held to naming their module: these keep their site."""
+    site = diagnose(line + "\n").failures[0].site
+    assert site is not None and file in site.site.file, site
+

@@ -23,7 +23,9 @@ from ._solve import int_of
 
 NOSET = "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES"
 VISIBLE = "ASCEND_RT_VISIBLE_DEVICES"
-_NPU = re.compile(r"\bnpu:(\d+)")
+_NPU = re.compile(r"\bnpu:(\d{1,4})\b")
+#: The most NPUs a node holds that a line lists (a count past it is not a node's).
+_MOST_CARDS = 64
 _INVISIBLE = re.compile(r"NPU device is not available or visible|npu\.is_available\(\)\s*(?:returns?|is|==)\s*False")
 
 
@@ -32,13 +34,14 @@ def npu_devices(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional
     if "0" in ids and len(ids) > 1 and "device" in raised.message.lower():
         other = sorted(ids - {"0"}, key=int)[0]
         return Verdict("env", tr(
-            "{what}: a tensor on npu:0 met one on the worker's own npu:{other}. With {noset} set, Ray leaves every NPU "
-            "visible to every worker, and code that does not choose its device by local rank puts tensors on npu:0; "
-            "unset it before Ray starts", what=what, other=other, noset=NOSET),
+            "{what}: a tensor on npu:0 met one on the worker's own npu:{other}. Where {noset} is set, Ray leaves every "
+            "NPU visible to every worker, and code that does not choose its device by local rank puts tensors on "
+            "npu:0: unset it before Ray starts. Where it is not set, a tensor was made or loaded on npu:0 (a "
+            "checkpoint loaded without map_location)", what=what, other=other, noset=NOSET),
             [Cause(NOSET, f"unset {NOSET}")], certainty="possible")
     if _INVISIBLE.search(raised.message):
         count = int_of(launch_value(launch, "trainer.n_gpus_per_node"))
-        fix = f"export {VISIBLE}={','.join(map(str, range(count)))}" if count else None
+        fix = f"export {VISIBLE}={','.join(map(str, range(count)))}" if count and 0 < count <= _MOST_CARDS else None
         return Verdict("env", tr(
             "{what}: this process sees no NPU. {visible} lists the cards it may use (npu-smi info shows the ones the "
             "driver sees), exported before Ray starts", what=what, visible=VISIBLE),

@@ -7,8 +7,8 @@ verl has no class for.
   (``actor_rollout_ref.rollout.max_model_len``, else the prompt plus the response length). verl drops such prompts
   when it loads the dataset with ``data.filter_overlong_prompts=True``; or the model length goes up to the prompt
   plus the response.
-- verl's ``Rollout hf with mode sync not found`` (``get_rollout_class``, verl 0.6.1+): the registry holds vLLM and
-  SGLang (and TensorRT-LLM from 0.7) in server mode, ``async``, read from the release's own source; verl 0.6.1 also
+- verl's ``Rollout hf with mode sync not found`` (``get_rollout_class``, verl 0.6.0+): the registry holds vLLM and
+  SGLang (and TensorRT-LLM from 0.7) in server mode, ``async``, read from the installed release's source; 0.6 also
   kept a ``sync`` mode for vLLM and SGLang. ``mode=async`` and the registry's first name are registered on every
   release that raises it.
 """
@@ -26,8 +26,8 @@ from ._solve import int_of
 from ._verl import rollout_engines
 
 ROLLOUT = "actor_rollout_ref.rollout"
-_TOO_LONG = re.compile(r"(?:Prompt length of|prompt \(length|input \()\s*(?P<got>\d+)(?: tokens)?\)? is longer than "
-                       r"the (?:maximum model length of|model's context length \()\s*(?P<max>\d+)")
+_TOO_LONG = re.compile(r"(?:Prompt length of|prompt \(length|input \()\s*(?P<got>\d{1,12})(?: tokens)?\)? is longer "
+                       r"than the (?:maximum model length of|model's context length \()\s*(?P<max>\d{1,12})\b")
 _UNREGISTERED = re.compile(r"Rollout (?P<name>\S+) with mode (?P<mode>\S+) not found")
 #: The rollout names verl's registry holds in some release from 0.6.1 to 0.9.1: where that release's source is not
 #: at hand to read them (:func:`rollout_engines`).
@@ -47,7 +47,7 @@ def _too_long(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[V
     response = int_of(launch_value(launch, "data.max_response_length"))
     causes = [Cause(f"{ROLLOUT}.max_model_len",
                     f"{ROLLOUT}.max_model_len={got + response}" if response is not None else None)]
-    if (launch_value(launch, "data.filter_overlong_prompts") or "").lower() != "true":
+    if (launch_value(launch, "data.filter_overlong_prompts") or "").lower() not in ("true", "1", "yes", "on"):
         causes.insert(0, Cause("data.filter_overlong_prompts", "data.filter_overlong_prompts=True"))
     return Verdict("override", tr(
         "{what}: a prompt of {got} tokens reached the rollout, whose model length is {room}. "

@@ -1,12 +1,14 @@
-"""Failures verl's own FAQ answers with a setting, where the message names none.
+"""Failures verl's own FAQ answers, where the message names no setting.
 
 - Ray's ``Unable to register worker with raylet``: ``ray.init()`` starts a worker process per CPU core it counts,
   and a scheduler that limits the cores a job may use (Slurm's) keeps some of them from the raylet. verl's FAQ: set
   ``ray_kwargs.ray_init.num_cpus`` (``ray_init.num_cpus`` up to verl 0.5) to what the system allows. No line: the
   number is the node's (``nproc`` prints the cores this process may use).
 - Triton's just-in-time build failing (``CalledProcessError`` from ``triton/runtime/build.py``, its
-  ``compile_module_from_src``): verl's FAQ turns just-in-time compilation off with
-  ``actor_rollout_ref.actor.use_torch_compile=False`` (the ref's follows the actor's).
+  ``compile_module_from_src``): the C compiler, or the headers it builds against, are the environment's. verl's FAQ
+  turns the compiled entropy off with ``use_torch_compile=False``, a key only verl's FSDP engines read (0.9.1's
+  ``FSDPEngineConfig``); its Megatron engine compiles the entropy regardless (``_VocabParallelEntropy`` under
+  ``torch.compile``), so on a Megatron launch no key is at fault and none is named.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from ._verl import releases_with
 _RAYLET = re.compile(r"Unable to register worker with raylet")
 #: Where verl keeps the CPUs Ray may use, the current path first (``ray_init`` moved under ``ray_kwargs`` in 0.6).
 _NUM_CPUS = ("ray_kwargs.ray_init.num_cpus", "ray_init.num_cpus")
-COMPILE = "actor_rollout_ref.actor.use_torch_compile"
 
 
 def faq_answer(raised: Raised, what: Msg, verl_version: Optional[str] = None) -> Optional[Verdict]:
@@ -35,9 +36,11 @@ def faq_answer(raised: Raised, what: Msg, verl_version: Optional[str] = None) ->
     frames = " ".join(f"{path}:{function}" for path, _line, function in raised.frames)
     built = "CalledProcessError" in f"{raised.type} {raised.first_line} {raised.code}" and "/triton/" in frames and \
         ("compile_module_from_src" in frames or "runtime/build.py" in frames)
-    if built:
-        return Verdict("override", tr(
-            "{what}: triton's just-in-time build of a kernel failed (its C compiler, or the toolkit it compiles "
-            "against); verl's FAQ turns just-in-time compilation off with {key}=False", what=what, key=COMPILE),
-            [Cause(COMPILE, f"{COMPILE}=False")], ("use_torch_compile",), "possible")
+    if built:  # the environment's: no launch key (see the module's docstring)
+        return Verdict("env", tr(
+            "{what}: triton's just-in-time build of a kernel failed: the C compiler, or the CUDA or CANN headers it "
+            "builds against, are the environment's. verl's FAQ turns the compiled entropy off with "
+            "use_torch_compile=False on its FSDP engines; verl's Megatron engine compiles it whatever that key says",
+            what=what),
+            [], ("use_torch_compile",), "possible")
     return None

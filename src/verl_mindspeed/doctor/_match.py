@@ -157,13 +157,19 @@ def _by_message(raised: Raised, any_type: bool = False) -> Optional[Match]:
 
 
 def _own_module(site: Site, bound: dict[str, str]) -> bool:
-    """A site that imitates Python's own "has no attribute" message (a module's or a class's ``__getattr__``) is the
-    raise, by the message alone, only of one that names the site's own module: Python prints the same words for
-    every object, so a class's name or another module's proves nothing."""
-    if not any("has no attribute" in part for part in site.parts):
+    """A site whose fixed words are Python's own "has no attribute" message (a module's or a class's ``__getattr__``
+    printing ``module '{__name__}' has no attribute '{name}'``, ``'{cls.__name__}' has no attribute '{name}'``) is
+    the raise, by the message alone, only of one that names the site's own module: Python prints the same words for
+    every object. Sites in words of their own (``HybridModelConfig has no attribute``) are not held to it."""
+    words = "".join(site.parts).replace("'", " ").replace('"', " ").split()
+    if "attribute" not in words or not set(words) <= _PYTHON_WORDS:
         return True
     module = site.file[:-len(".py")].replace("/", ".").removesuffix(".__init__")
     return bound.get("__name__", "").strip("'\"") == module
+
+
+#: The words of Python's own ``AttributeError`` messages.
+_PYTHON_WORDS = frozenset({"module", "type", "object", "has", "no", "attribute"})
 
 
 def generic(found: Match) -> bool:

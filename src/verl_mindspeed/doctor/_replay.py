@@ -119,9 +119,6 @@ def clears(launch: Replay, issue: Issue, source: Optional[LaunchFile] = None, **
     return not [i for i in again.issues if i.severity == "error" and i.rule == issue.rule and i.key == issue.key]
 
 
-__all__ = ["Replay", "clears", "launch_value", "pasted", "replay", "without"]
-
-
 def checked_cause(key: str, probe: Optional[Replay], launch: Optional[Replay], options: dict,
                   line: Optional[str] = None, delete: bool = False) -> Cause:
     """``check``'s finding on ``key`` in ``probe``'s replay: its line, confirmed where ``probe`` is the launch and
@@ -132,3 +129,6 @@ def checked_cause(key: str, probe: Optional[Replay], launch: Optional[Replay], o
     confirmed = probe is launch and bool(issue.override) and clears(launch, issue, **options)
     fix = issue.override or line
     return Cause(key, fix, confirmed, delete=not fix and (delete or bool(issue.deletes)))
+
+
+__all__ = ["Replay", "checked_cause", "clears", "launch_value", "pasted", "replay", "without"]
