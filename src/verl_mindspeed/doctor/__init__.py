@@ -181,11 +181,11 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     lacking = provider_field(raised, what, launch, appends or {}, options)
     if lacking is not None:  # a key of override_transformer_config the model's config class has no field for
         return lacking
-    preload = static_tls(raised) or npu_devices(raised, what, launch) \
+    alone = static_tls(raised) or npu_devices(raised, what, launch) \
         or rollout_refusal(raised, what, launch, options.get("verl_version")) \
         or faq_answer(raised, what, options.get("verl_version"))
-    if preload is not None:  # the loader's, Ray's, the rollout engine's, verl's FAQ: the message alone says it
-        return preload
+    if alone is not None:  # the loader's, Ray's, the rollout engine's, verl's FAQ: the message alone says it
+        return alone
     env = environment(raised, site)
     if env is not None:
         return Verdict("env", tr("{what}: the environment variable {var} decides it", what=what, var=env.key), [env],

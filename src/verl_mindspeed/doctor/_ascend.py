@@ -32,7 +32,7 @@ _INVISIBLE = re.compile(r"NPU device is not available or visible|npu\.is_availab
 def npu_devices(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[Verdict]:
     ids = set(_NPU.findall(raised.message))
     if "0" in ids and len(ids) > 1 and "device" in raised.message.lower():
-        other = sorted(ids - {"0"}, key=int)[0]
+        other = min(ids - {"0"}, key=int)
         return Verdict("env", tr(
             "{what}: a tensor on npu:0 met one on the worker's own npu:{other}. Where {noset} is set, Ray leaves every "
             "NPU visible to every worker, and code that does not choose its device by local rank puts tensors on "

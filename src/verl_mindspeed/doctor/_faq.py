@@ -33,10 +33,11 @@ def faq_answer(raised: Raised, what: Msg, verl_version: Optional[str] = None) ->
             "{what}: Ray starts a worker per CPU core it counts, and the scheduler lets this job use fewer; verl's FAQ "
             "sets {key} to the cores the system allows (nproc prints them on the node)", what=what, key=key),
             [Cause(key)], ("num_cpus",), "possible")
+    if "CalledProcessError" not in f"{raised.type} {raised.first_line} {raised.code}":
+        return None
     frames = " ".join(f"{path}:{function}" for path, _line, function in raised.frames)
-    built = "CalledProcessError" in f"{raised.type} {raised.first_line} {raised.code}" and "/triton/" in frames and \
-        ("compile_module_from_src" in frames or "runtime/build.py" in frames)
-    if built:  # the environment's: no launch key (see the module's docstring)
+    # triton's build: the environment's, no launch key (see the module's docstring)
+    if "/triton/" in frames and ("compile_module_from_src" in frames or "runtime/build.py" in frames):
         return Verdict("env", tr(
             "{what}: triton's just-in-time build of a kernel failed: the C compiler, or the CUDA or CANN headers it "
             "builds against, are the environment's. verl's FAQ turns the compiled entropy off with "
