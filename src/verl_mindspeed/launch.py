@@ -20,7 +20,7 @@ from .compose import VerlTree, compose_argv, era_of_tree
 from .compose._script import LaunchFile, read_launch_file
 from .errors import EvaluationError, Issue, Location
 from .i18n import tr
-from .resolver import Resolution, resolve, review
+from .resolver import Resolution, follow_near_misses, resolve, review
 from .rules._base import issue
 
 
@@ -33,7 +33,8 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
              model_config: Optional[str] = None, release: Optional[str] = None,
              launcher: bool = False, device_memory_gib: float = 64.0, verl_version: Optional[str] = None,
              entry: Optional[str] = None, source: Optional[LaunchFile] = None, megatron_core: Optional[str] = None,
-             bridge: Optional[dict[str, Optional[str]]] = None, verl_source: Optional[str] = None) -> Resolution:
+             bridge: Optional[dict[str, Optional[str]]] = None, verl_source: Optional[str] = None,
+             _follows: bool = True) -> Resolution:
     """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2).
 
     The launch is judged as it will run: injected when it goes through ``launcher`` (``verl-mindspeed
@@ -64,6 +65,16 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
                          bridge=bridge,
                          device_memory_gib=device_memory_gib, locations=locations)
     res.presets = presets
+    if _follows and any(i.rule == "unknown-key" and i.suggestion for i in res.errors):
+        def judge(fixed: list[str]) -> list[Issue]:  # the launch with a near miss's line pasted, as the user would
+            try:
+                return evaluate(fixed, strict=strict, verl_config_dir=verl_config_dir, model_config=model_config,
+                                release=release, launcher=launcher, device_memory_gib=device_memory_gib,
+                                verl_version=verl_version, entry=entry, megatron_core=megatron_core, bridge=bridge,
+                                verl_source=verl_source, _follows=False).issues
+            except EvaluationError:
+                return []
+        res.issues = follow_near_misses(res.issues, argv, judge)
     return res
 
 

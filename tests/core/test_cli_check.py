@@ -40,7 +40,10 @@ def test_json_shape(base_cfg, capsys):
 @pytest.mark.parametrize("argv, rule, override", [
     param([f"{O}use_flash_attn=True"], "hydra-missing-plus", f"+{O}use_flash_attn=True", id="missing-plus"),
     param(["actor_rollout_ref.actor.megatron.tensor_model_paralel_size=2"], "unknown-key",
-          "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2", id="typo-without-plus"),
+          # set as meant, the actor's TP 2 meets the critic's TP 1 (role-sizes-agree): one line clears both
+          "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"
+          " ++critic.megatron.tensor_model_parallel_size=2",
+          id="typo-without-plus"),
     param([f"+{O}noop_layers=0,7"], "hydra-sweep", f"+{O}noop_layers='\"0,7\"'", id="unquoted-list"),
     param(["+actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"], "hydra-append",
           "++actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2", id="plus-on-existing"),

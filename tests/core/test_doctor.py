@@ -182,7 +182,9 @@ def test_a_key_hydra_refuses_gets_checks_fix():
            "To append to your config use +actor_rollout_ref.actor.megatron.tensor_parallel_size=2\n"
            "Key 'tensor_parallel_size' is not in struct\n")
     (cause,) = diagnose(log).causes
-    assert (cause.key, cause.fix) == ("actor_rollout_ref.actor.megatron.tensor_parallel_size", f"{TP}=2")
+    # the launch of the log's overrides runs verl's default GAE: set as meant, TP 2 needs the critic's too
+    assert (cause.key, cause.fix) == ("actor_rollout_ref.actor.megatron.tensor_parallel_size",
+                                      f"{TP}=2 ++critic.megatron.tensor_model_parallel_size=2")
 
 
 @pytest.mark.parametrize("log, kind", [

@@ -109,6 +109,19 @@ def test_value_fixes_paste_back(base_cfg):
     round_trip(lines, targets)
 
 
+@pytest.mark.parametrize("written, meant", [
+    ("core_attn", "[core_attn]"),  # MindSpeed's command line spells a list as words
+    ("'core_attn mlp'", "[core_attn,mlp]"),
+    ("core_attn,mlp", "[core_attn,mlp]"),  # Hydra reads a sweep: a list key's line is the list, not a string
+    ("[core_atn,mlp]", "[core_attn,mlp]"),
+])
+def test_a_list_key_written_as_words_gets_the_list(base_cfg, written, meant):
+    argv = [*BASE, *BASIC, f"++{O}.recompute_granularity=selective", f"++{O}.recompute_modules={written}"]
+    (issue,) = evaluate(argv).errors
+    assert issue.override and meant in issue.override, issue.override
+    round_trip(argv[len(BASE):], [f"{O}.recompute_modules"])
+
+
 def test_structural_fixes_paste_back(base_cfg):
     lines = [f"{O}.use_flash_attn=True",                        # needs '+'
              f"+{M}.tensor_model_parallel_size=1",              # exists: '++'

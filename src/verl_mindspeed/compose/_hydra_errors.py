@@ -12,12 +12,13 @@ from typing import Optional, Sequence
 from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig
 
+from .. import catalog
 from ..catalog import OTC, universe, verl_keys
 from ..errors import Issue
 from ..i18n import tr
 from ..overrides import split_override
 from ..resolver._history import group_option_issue, has_path, history_issue, keys_at, rejected_issue
-from ..resolver._suggest import nearest, specialized
+from ..resolver._suggest import list_fix, nearest, specialized
 from ..rules._base import error
 from ._dataclasses import DataclassIndex
 
@@ -98,6 +99,13 @@ def _issue_for_failure(message: str, override: Override, base: Optional[DictConf
     arg = override.input_line or key
     first = message.strip().splitlines()[0] if message.strip() else message
     if first.startswith("Ambiguous value"):
+        flag = catalog.flag(key.rpartition(".")[2], "otc") if f".{OTC}." in key else None
+        if flag is not None and flag.type == "str_list":  # a list key: Hydra's list, not one quoted string
+            listed = list_fix(value, flag.choices)
+            return error(
+                key, tr("{value} is a Hydra sweep (several runs), not one value", value=value), "hydra-sweep",
+                hint=tr("{key} takes a list: write it in brackets", key=key.rpartition(".")[2]),
+                override=f"{override.input_line.split('=')[0]}={listed or '[' + value + ']'}")
         return error(
             key, tr("{value} is a Hydra sweep (several runs), not one value", value=value), "hydra-sweep",
             hint=tr("quote the value so that the shell hands Hydra one string (Hydra's advice: key='value1,value2')"),

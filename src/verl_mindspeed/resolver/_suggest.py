@@ -182,6 +182,18 @@ def fix_value(raw: str, kind: str, choices: Sequence[str] = ()) -> Optional[str]
     return None
 
 
+def list_fix(raw: str, choices: Sequence[str]) -> Optional[str]:
+    """A list for a list key written as MindSpeed's command line spells it (``core_attn mlp``, ``core_attn,mlp``) or
+    with a near-miss entry: each entry as a choice, or None where one is no choice's near miss."""
+    items = [w.strip().strip("'\"") for w in re.split(r"[,\s]+", raw.strip().strip("'\"").strip("[]")) if w.strip()]
+    if not items or not choices:
+        return None
+    fixed = [i if i in choices else nearest(i, list(choices)) for i in items]
+    if any(f is None for f in fixed):
+        return None
+    return "[" + ",".join(dict.fromkeys(fixed)) + "]"
+
+
 def value_fix(key: str, argv: Sequence[str]) -> Optional[str]:
     """A corrected override for a value error on ``key``, from the user's own argument."""
     arg = next((a for a in reversed(list(argv)) if split_override(a)[1] == key and "=" in a), None)
@@ -197,10 +209,9 @@ def value_fix(key: str, argv: Sequence[str]) -> Optional[str]:
         spec = universe.mindspeed_args().get(leaf) or universe.megatron_training_args().get(leaf) or {}
         kind = "bool" if spec.get("action") in ("store_true", "store_false") else spec.get("type") or "str"
         choices = tuple(str(c) for c in spec.get("choices") or ())
-    if kind == "str_list":
-        return None
-    fixed = fix_value(raw, kind, choices)
+    fixed = list_fix(raw, choices) if kind == "str_list" else fix_value(raw, kind, choices)
     return f"{prefix}{key}={fixed}" if fixed is not None else None
 
 
-__all__ = ["edit_distance", "fix_value", "max_edits", "nearest", "specialized", "synonyms", "value_fix", "words"]
+__all__ = ["edit_distance", "fix_value", "list_fix", "max_edits", "nearest", "specialized", "synonyms", "value_fix",
+           "words"]

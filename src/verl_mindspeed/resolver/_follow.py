@@ -1,0 +1,113 @@
+"""A near miss's line, followed: what the key meant needs once it is set, in the same line.
+
+``~typo ++meant=v`` sets a key nothing read before. Set, it may need companions (``recompute_granularity=full``
+asks for ``recompute_method`` and ``recompute_num_layers``) or disagree with another size: pasted alone, the line
+would clear its error and raise others. :func:`follow_near_misses` judges the launch with each near miss's line
+applied, as the user would paste it, and folds the new errors' lines into the near miss's own, so one paste clears
+all (``launch.evaluate`` gives it the re-judging).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+from typing import Callable, Optional, Sequence
+
+from ..errors import Issue
+from ..i18n import tr
+
+#: Near misses followed per launch, and rounds per near miss (a companion's own companions): each costs one
+#: judging of the launch.
+MOST_FOLLOWED = 8
+ROUNDS = 3
+
+
+def _near_miss(issue: Issue) -> bool:
+    return issue.rule == "unknown-key" and issue.severity == "error" and bool(issue.suggestion and issue.override)
+
+
+def corrected(argv: Sequence[str], issue: Issue) -> list[str]:
+    """The launch with ``issue``'s line pasted: in place of the argument it replaces, else appended."""
+    words = shlex.split(issue.override or "")
+    if issue.replaces and issue.replaces in argv:
+        at = list(argv).index(issue.replaces)
+        return [*argv[:at], *words, *argv[at + 1:]]
+    return [*argv, *words]
+
+
+def _key(word: str) -> str:
+    return word.lstrip("~+").partition("=")[0]
+
+
+def _fold(issue: Issue, new: Sequence[Issue], others: frozenset[str]) -> Optional[Issue]:
+    """``issue`` whose line also sets what ``new`` asks for, but the keys another near miss's line sets (``others``:
+    that line comes after, with the value the user meant); None where a new error has no line, or deletes."""
+    words, added, rules = shlex.split(issue.override or ""), [], []
+    for follow in new:
+        extra = shlex.split(follow.override or "")
+        if not extra or follow.replaces or any(w.startswith("~") for w in extra):
+            return None
+        for word in (w for w in extra if _key(w) not in others):
+            same = [n for n, w in enumerate(words) if not w.startswith("~") and _key(w) == _key(word)]
+            if same:
+                words[same[-1]] = word  # the meant key itself, resized: the value the launch can run
+            else:
+                words.append(word)
+            added.append(_key(word).rsplit(".", 1)[-1])
+            rules.append(follow.rule)
+    if not added:
+        return issue
+    return replace(issue, override=" ".join(_quoted(w) for w in words), hint=_more(issue, tr(
+        "set as meant, '{near}' then meets {rules}; the line takes that fix too: {keys}", near=_leaf(issue),
+        keys=", ".join(dict.fromkeys(added)), rules=", ".join(dict.fromkeys(rules)))))
+
+
+def _quoted(word: str) -> str:
+    """One shell word, quoted only where the shell would split or expand it (a leading ``~`` of Hydra's deletion is
+    followed by a dot path, which the shell leaves alone)."""
+    bare = word[1:] if word.startswith("~") else word
+    return word if shlex.quote(bare) == bare else shlex.quote(word)
+
+
+def _leaf(issue: Issue) -> str:
+    return (issue.suggestion or issue.key).rsplit(".", 1)[-1]
+
+
+def _more(issue: Issue, text: str) -> str:
+    return tr("{hint}; {more}", hint=issue.hint, more=text) if issue.hint else text
+
+
+def follow_near_misses(issues: Sequence[Issue], argv: Sequence[str],
+                       judge: Callable[[list[str]], Sequence[Issue]]) -> list[Issue]:
+    """``issues`` with each near miss's line extended by the lines of the errors its correction raises.
+
+    ``judge`` gives the issues of a launch's argv. A new error is one whose key and rule the launch as written does
+    not have. Where one has no line (or deletes), the near miss keeps its own line, and its hint names the error the
+    line will meet.
+    """
+    have = {(i.key, i.rule) for i in issues}
+    meant = {i.suggestion: i for i in issues if _near_miss(i)}
+    out, followed = [], 0
+    for issue in issues:
+        if not _near_miss(issue) or followed >= MOST_FOLLOWED:
+            out.append(issue)
+            continue
+        followed += 1
+        current, new = issue, []
+        for _ in range(ROUNDS):
+            found = [i for i in judge(corrected(argv, current))
+                     if i.severity == "error" and (i.key, i.rule) not in have]
+            if not found:
+                break
+            new += found
+            folded = _fold(issue, new, frozenset(k for k, i in meant.items() if i is not issue))
+            if folded is None:
+                current = replace(issue, hint=_more(issue, tr("set as meant, '{near}' then meets: {message}",
+                                                              near=_leaf(issue), message=found[0].message)))
+                break
+            current = folded
+        out.append(current)
+    return out
+
+
+__all__ = ["follow_near_misses", "corrected"]
