@@ -20,7 +20,7 @@ from .compose import VerlTree, compose_argv, era_of_tree
 from .compose._script import LaunchFile, read_launch_file
 from .errors import EvaluationError, Issue, Location
 from .i18n import tr
-from .resolver import Resolution, follow_near_misses, resolve, review
+from .resolver import Resolution, follow_fixes, follows, resolve, review
 from .rules._base import issue
 
 
@@ -65,8 +65,8 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
                          bridge=bridge,
                          device_memory_gib=device_memory_gib, locations=locations)
     res.presets = presets
-    if _follows and any(i.rule == "unknown-key" and i.suggestion for i in res.errors):
-        def judge(fixed: list[str]) -> list[Issue]:  # the launch with a near miss's line pasted, as the user would
+    if _follows and any(follows(i) for i in res.issues):
+        def judge(fixed: list[str]) -> list[Issue]:  # the launch with a key's line pasted, as the user would
             try:
                 return evaluate(fixed, strict=strict, verl_config_dir=verl_config_dir, model_config=model_config,
                                 release=release, launcher=launcher, device_memory_gib=device_memory_gib,
@@ -74,7 +74,7 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
                                 verl_source=verl_source, _follows=False).issues
             except EvaluationError:
                 return []
-        res.issues = follow_near_misses(res.issues, argv, judge)
+        res.issues = follow_fixes(res.issues, argv, judge)
     return res
 
 

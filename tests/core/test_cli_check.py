@@ -46,7 +46,8 @@ def test_json_shape(base_cfg, capsys):
           id="typo-without-plus"),
     param([f"+{O}noop_layers=0,7"], "hydra-sweep", f"+{O}noop_layers='\"0,7\"'", id="unquoted-list"),
     param(["+actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"], "hydra-append",
-          "++actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2", id="plus-on-existing"),
+          "++actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"
+          " ++critic.megatron.tensor_model_parallel_size=2", id="plus-on-existing"),
     param(["model_engine=megatronn"], "hydra-group", "model_engine=megatron", id="group-typo"),
 ])
 def test_hydra_errors_become_issues(base_cfg, capsys, argv, rule, override):

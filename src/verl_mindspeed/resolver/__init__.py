@@ -37,7 +37,7 @@ from ..simulate import (
 )
 from ..stack import Stack
 from ._finalize import injected_dict
-from ._follow import follow_near_misses
+from ._follow import follow_fixes, follows
 from ._interpolation import still_interpolated
 from ._keys import check_megatron_keys, check_otc_keys, uncovered_switches
 from ._normalize import normalize
@@ -305,5 +305,5 @@ def _dedupe(issues: list[Issue]) -> list[Issue]:
     return out
 
 
-__all__ = ["Resolution", "SCHEMA_VERSION", "resolve", "inject", "review", "suggested_line", "follow_near_misses",
-           "VERL_OTC_DEFAULTS"]
+__all__ = ["Resolution", "SCHEMA_VERSION", "resolve", "inject", "review", "suggested_line", "follow_fixes",
+           "follows", "VERL_OTC_DEFAULTS"]

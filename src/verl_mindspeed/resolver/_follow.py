@@ -1,10 +1,11 @@
-"""A near miss's line, followed: what the key meant needs once it is set, in the same line.
+"""A key's own fix, followed: what the key needs once its line sets it as meant, in the same line.
 
-``~typo ++meant=v`` sets a key nothing read before. Set, it may need companions (``recompute_granularity=full``
-asks for ``recompute_method`` and ``recompute_num_layers``) or disagree with another size: pasted alone, the line
-would clear its error and raise others. :func:`follow_near_misses` judges the launch with each near miss's line
-applied, as the user would paste it, and folds the new errors' lines into the near miss's own, so one paste clears
-all (``launch.evaluate`` gives it the re-judging).
+``~typo ++meant=v`` (a near miss), ``++k=full`` for ``k=fulll`` (a value), ``+k=v`` for ``k=v`` (Hydra's missing
+``+``) set a key nothing read before, or a value no rule could judge. Set, it may need companions
+(``recompute_granularity=full`` asks for ``recompute_method`` and ``recompute_num_layers``) or disagree with another
+size: pasted alone, the line would clear its error and raise others. :func:`follow_fixes` judges the launch with each
+such line applied, as the user would paste it, and folds the new errors' lines into it, so one paste clears all
+(``launch.evaluate`` gives it the re-judging).
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from typing import Callable, Optional, Sequence
 from ..errors import Issue
 from ..i18n import tr
 
-#: Near misses followed per launch, and rounds per near miss (a companion's own companions): each costs one
-#: judging of the launch.
+#: Lines followed per launch, and rounds per line (a companion's own companions): each costs one judging of the
+#: launch.
 MOST_FOLLOWED = 8
 ROUNDS = 3
+#: Errors whose line re-states the user's own key and value, corrected: the key is set as meant only once pasted.
+RESTATING = frozenset({"unknown-key", "value", "hydra-missing-plus", "hydra-append", "hydra-sweep"})
 
 
-def _near_miss(issue: Issue) -> bool:
-    return issue.rule == "unknown-key" and issue.severity == "error" and bool(issue.suggestion and issue.override)
+def follows(issue: Issue) -> bool:
+    """Whether ``issue``'s line sets a key as the user meant it, so that what that key needs is judged only after."""
+    return issue.rule in RESTATING and issue.severity == "error" and bool(issue.override) and \
+        (issue.rule != "unknown-key" or bool(issue.suggestion))
 
 
 def corrected(argv: Sequence[str], issue: Issue) -> list[str]:
@@ -39,8 +44,12 @@ def _key(word: str) -> str:
     return word.lstrip("~+").partition("=")[0]
 
 
+def _sets(issue: Issue) -> set[str]:
+    return {_key(w) for w in shlex.split(issue.override or "") if not w.startswith("~")}
+
+
 def _fold(issue: Issue, new: Sequence[Issue], others: frozenset[str]) -> Optional[Issue]:
-    """``issue`` whose line also sets what ``new`` asks for, but the keys another near miss's line sets (``others``:
+    """``issue`` whose line also sets what ``new`` asks for, but the keys another followed line sets (``others``:
     that line comes after, with the value the user meant); None where a new error has no line, or deletes."""
     words, added, rules = shlex.split(issue.override or ""), [], []
     for follow in new:
@@ -77,19 +86,20 @@ def _more(issue: Issue, text: str) -> str:
     return tr("{hint}; {more}", hint=issue.hint, more=text) if issue.hint else text
 
 
-def follow_near_misses(issues: Sequence[Issue], argv: Sequence[str],
-                       judge: Callable[[list[str]], Sequence[Issue]]) -> list[Issue]:
-    """``issues`` with each near miss's line extended by the lines of the errors its correction raises.
+def follow_fixes(issues: Sequence[Issue], argv: Sequence[str],
+                 judge: Callable[[list[str]], Sequence[Issue]]) -> list[Issue]:
+    """``issues`` with each line that sets a key as meant (:func:`follows`) extended by the lines of the errors it
+    raises once pasted.
 
     ``judge`` gives the issues of a launch's argv. A new error is one whose key and rule the launch as written does
-    not have. Where one has no line (or deletes), the near miss keeps its own line, and its hint names the error the
+    not have. Where one has no line (or deletes), the issue keeps its own line, and its hint names the error the
     line will meet.
     """
     have = {(i.key, i.rule) for i in issues}
-    meant = {i.suggestion: i for i in issues if _near_miss(i)}
+    setting = [(i, _sets(i)) for i in issues if follows(i)]
     out, followed = [], 0
     for issue in issues:
-        if not _near_miss(issue) or followed >= MOST_FOLLOWED:
+        if not follows(issue) or followed >= MOST_FOLLOWED:
             out.append(issue)
             continue
         followed += 1
@@ -100,7 +110,7 @@ def follow_near_misses(issues: Sequence[Issue], argv: Sequence[str],
             if not found:
                 break
             new += found
-            folded = _fold(issue, new, frozenset(k for k, i in meant.items() if i is not issue))
+            folded = _fold(issue, new, frozenset(k for i, keys in setting if i is not issue for k in keys))
             if folded is None:
                 current = replace(issue, hint=_more(issue, tr("set as meant, '{near}' then meets: {message}",
                                                               near=_leaf(issue), message=found[0].message)))
@@ -110,4 +120,4 @@ def follow_near_misses(issues: Sequence[Issue], argv: Sequence[str],
     return out
 
 
-__all__ = ["follow_near_misses", "corrected"]
+__all__ = ["follow_fixes", "follows", "corrected"]

@@ -1,8 +1,9 @@
-"""A near miss's line brings what the key meant needs: pasted as printed, it clears its error and raises none.
+"""A key's own line brings what the key then needs: pasted as printed, it clears its error and raises none.
 
-``recompute_granularty=full`` used to get ``~typo ++recompute_granularity=full``; the next check then asked for
-``recompute_method`` and ``recompute_num_layers``, a second round of pasting. The launch is judged with each near
-miss's line applied, and the errors that raises fold into the same line.
+``recompute_granularty=full`` (a near miss) used to get ``~typo ++recompute_granularity=full``, and
+``recompute_granularity=fulll`` (a value) ``++recompute_granularity=full``; the next check then asked for
+``recompute_method`` and ``recompute_num_layers``, a second round of pasting. The launch is judged with each such line
+applied, and the errors that raises fold into the same line.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 from helpers import BASIC, FIXTURES
 from verl_mindspeed.errors import Issue
 from verl_mindspeed.launch import evaluate
-from verl_mindspeed.resolver import follow_near_misses
+from verl_mindspeed.resolver import follow_fixes
 
 sys.path.insert(0, str(FIXTURES.parent / "conformance"))
 import fixpoint  # noqa: E402
@@ -76,7 +77,7 @@ def test_a_follow_on_error_without_a_line_is_named_in_the_hint():
         seen.append(argv)
         return [follow]
 
-    (out,) = follow_near_misses([near], ["a=1"], judge)
+    (out,) = follow_fixes([near], ["a=1"], judge)
     assert seen == [["a=1", f"~{O}.recompute_granularty", f"++{O}.recompute_granularity=full"]]
     assert out.override == near.override and "recompute_method is required" in str(out.hint)
 
@@ -90,19 +91,33 @@ def _turned_on(flag) -> list[str]:
     return ["2"] if flag.type == "int" else []
 
 
+def _misspelt(flag) -> list[str]:
+    """Values of a catalogued key a letter away from one that switches it on (a bool as Hydra keeps it a string)."""
+    if flag.type == "bool":
+        return ["Ture", "yes"]
+    if flag.choices:
+        return [f"{c}{str(c)[-1]}" for c in flag.choices]
+    return ["2.0"] if flag.type == "int" else []
+
+
 def test_every_catalogued_switch_misspelt_is_fixed_in_one_round(base_cfg):
-    """Each switch of the catalogue, misspelt by a letter and turned on, on an MLA MoE model (so that MLA, the MoE
-    dispatchers and grouped GEMM can all run): the printed lines, pasted once, leave no error. Before a near miss's
-    line carried what the meant key needs, 24 of these 64 took a second round."""
+    """Each switch of the catalogue turned on, its key misspelt by a letter, and then its value, on an MLA MoE model
+    (so that MLA, the MoE dispatchers and grouped GEMM can all run): the printed lines, pasted once, leave no error.
+    Before a key's line carried what the key then needs, 24 of the 64 misspelt keys and 13 of the 81 misspelt values
+    took a second round."""
     from verl_mindspeed import catalog
 
     model = str(FIXTURES / "models" / "DeepSeek-V3")
     check = lambda argv: evaluate(argv, release="core_r0.16.0", model_config=model)  # noqa: E731
-    slow = []
+    launches = []
     for flag in catalog.flags("otc"):
         typo = flag.name[:-1] if len(flag.name) > 6 else flag.name + "x"
-        for value in _turned_on(flag):
-            outcome = fixpoint.converge([*BASE, f"++{O}.{typo}={value}"], check)
-            if (outcome.status, outcome.rounds) != ("fixed", 1):
-                slow.append((flag.name, value, outcome.status, outcome.history))
+        launches += [f"++{O}.{typo}={value}" for value in _turned_on(flag)]
+        launches += [f"++{O}.{flag.name}={value}" for value in _misspelt(flag)]
+    assert len(launches) > 140
+    slow = []
+    for line in launches:
+        outcome = fixpoint.converge([*BASE, line], check)
+        if (outcome.status, outcome.rounds) != ("fixed", 1):
+            slow.append((line, outcome.status, outcome.history))
     assert len(slow) == 0, slow
