@@ -125,8 +125,8 @@ def _shapes(spec: ModelSpec, tp: int, pp: int, vpp: Optional[int], ep: int, etp:
     """Each stage's :class:`StageShape`, and the stages that can hold the peak."""
     counts = stage_layer_counts(spec.num_layers, pp, first, last)
     params = _params(spec, tp, pp, ep, etp, first, last)
-    if counts is None or params is None:
-        return None
+    if counts is None or params is None or (vpp and vpp > max(counts, default=0)):
+        return None  # the layers do not split (a VPP past a stage's layers leaves its chunks empty)
     stages = tuple(StageShape(p.dense, p.expert, tuple(_chunks(spec, counts, i, vpp)), chunk_in_flight(pp, vpp, i),
                               counts[i]) for i, p in enumerate(params))
     seen, candidates = set(), []

@@ -61,6 +61,11 @@ class Context:
         return universe.core_line(self.release)
 
 
+#: The largest size or batch a fix's search tries: past it a value is no device count or batch a launch runs (a
+#: digit pasted many times over), and searching up to it would hang the check.
+SEARCH_CEILING = 1 << 17
+
+
 def size_fix(role: Build, ctx: Context, name: str, value: Any) -> str:
     """The lines that set the parallel size ``name`` to ``value`` for ``role`` without breaking another rule.
 

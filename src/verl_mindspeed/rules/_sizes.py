@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ..model._constraints import experts_split, ffn_split, heads_split
-from ._base import Context, RoleView, size_fix
+from ._base import SEARCH_CEILING, Context, RoleView, size_fix
 
 TP, PP, CP, EP = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
                   "expert_model_parallel_size")
@@ -19,7 +19,7 @@ _LIMIT = 1024
 
 def _nearest(current: int, ok: Callable[[int], bool], limit: int = _LIMIT) -> Optional[int]:
     """The size closest to ``current`` (the smaller on a tie) for which ``ok`` holds, or None."""
-    found = [n for n in range(1, max(limit, current) + 1) if n != current and ok(n)]
+    found = [n for n in range(1, min(max(limit, current), SEARCH_CEILING) + 1) if n != current and ok(n)]
     return min(found, key=lambda n: (abs(n - current), n)) if found else None
 
 

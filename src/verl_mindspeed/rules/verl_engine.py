@@ -10,7 +10,7 @@ from .. import eras
 from ..errors import Issue
 from ..i18n import tr
 from ..model.verl_options import select as _select
-from ._base import Context, RoleView, _int, error, issue, rule
+from ._base import SEARCH_CEILING, Context, RoleView, _int, error, issue, rule
 
 
 @rule("verl-engine-mbridge", holds_for="verl 0.8.0 and later",
@@ -79,8 +79,9 @@ def batch_faults(dp: int, train: Optional[int], n: int, mini: Optional[int], mic
 
 
 def _nearest(value: int, ok, limit: int):
-    """The size nearest ``value`` (>= 1, the smaller one on a tie) that ``ok`` accepts; None past ``limit``."""
-    for step in range(1, limit):
+    """The size nearest ``value`` (>= 1, the smaller one on a tie) that ``ok`` accepts; None past ``limit`` (or
+    past :data:`SEARCH_CEILING` either side of ``value``)."""
+    for step in range(1, min(limit, SEARCH_CEILING + 1)):
         for candidate in (value - step, value + step):
             if candidate >= 1 and ok(candidate):
                 return candidate
@@ -152,7 +153,10 @@ def rollout_world_divides(roles: dict[str, RoleView], ctx: Context) -> Iterable[
     pp = _int(_select(cfg, _ROLLOUT + "pipeline_model_parallel_size")) or 1
     if world % (tp * dp * pp) == 0:
         return
-    fixed = _nearest(tp, lambda t: world % (t * dp * pp) == 0, 2 * max(tp, world) + 1)
+    # the sizes that divide are at most the world: picked among them, not searched for outward from a size of
+    # any length
+    fits = [t for t in range(1, min(world, SEARCH_CEILING) + 1) if world % (t * dp * pp) == 0]
+    fixed = min(fits, key=lambda t: (abs(t - tp), t)) if fits else None
     yield error(_ROLLOUT + "tensor_model_parallel_size", tr(
         "the rollout's groups of TP x DP x PP = {tp} x {dp} x {pp} devices do not divide the {world} devices it runs "
         "on (trainer.nnodes x trainer.n_gpus_per_node): verl asserts 'rollout world_size: {world} is not divisible "
