@@ -156,3 +156,24 @@ def test_a_filter_the_launch_already_turns_on_in_another_spelling_is_not_propose
     message = "ValueError: Prompt length of 4178 is longer than the maximum model length of 4096."
     launch = [*NEUTRAL, "data.filter_overlong_prompts=1"]
     assert set(_causes(diagnose(_log(message), launch))) == {f"{R}.max_model_len"}
+
+
+_MLA = ("[rank0]: RuntimeError: EZ9999: Inner Error!\n[rank0]: EZ9999: [PID: 62938] 2025-05-27-06:52:12.455.807 "
+        "numHeads / numKvHeads = {n}, MLA only support {{32, 64, 128}}.[FUNC:CheckMlaAttrs]"
+        "[FILE:incre_flash_attention_tiling_check.cc][LINE:1218]\n")
+
+
+@pytest.mark.parametrize("n, launch, expected", [
+    (8, [f"{R}.tensor_model_parallel_size=16", "trainer.nnodes=2"], {f"{R}.tensor_model_parallel_size": "4"}),
+    (256, [f"{R}.tensor_model_parallel_size=1"], {f"{R}.tensor_model_parallel_size": "2"}),  # more heads: split more
+    (8, [], {f"{R}.enforce_eager": "True"}),  # verl's default TP 2: 16 heads, no size gives 32 per rank
+    (8, [f"{R}.tensor_model_parallel_size={'9' * 40}"], {f"{R}.tensor_model_parallel_size": None}),
+])
+def test_vllm_ascends_mla_heads_per_rank_sets_the_rollouts_tensor_parallel_size(n, launch, expected):
+    """vllm-ascend's FAQ: DeepSeek-V3 (128 heads) at rollout TP 16 leaves 8 per rank, and its MLA kernel in graph mode
+    takes 32, 64 or 128: TP 4 does. The message alone names the size, without a line (the launch's size is not
+    known); each line is pasted into a launch and check accepts it."""
+    assert _causes(diagnose(_MLA.format(n=n))) == {f"{R}.tensor_model_parallel_size": None}
+    given = _causes(diagnose(_MLA.format(n=n), [*NEUTRAL, *launch]))
+    assert {k: v and v.partition("=")[2] for k, v in given.items()} == expected
+    _accepted([line for line in given.values() if line])

@@ -8,6 +8,12 @@
 - ``torch_npu detected, but NPU device is not available or visible`` (verl's Ascend FAQ): the process sees no NPU.
   ``ASCEND_RT_VISIBLE_DEVICES`` lists the cards (one per device of ``trainer.n_gpus_per_node`` when the launch sets
   it); ``npu-smi info`` shows whether the driver sees them.
+- vllm-ascend's MLA attention in graph mode (``numHeads / numKvHeads = 8, MLA only support {32, 64, 128}``, CANN's
+  ``CheckMlaAttrs``): after the rollout's tensor parallel split each rank holds that many query heads per KV head,
+  and the fused kernel takes 32, 64 or 128 (vllm-ascend's FAQ, for DeepSeek-V3 and R1). The rollout's
+  ``tensor_model_parallel_size`` is the key: with the launch, the model's heads are the rank's times that size, and
+  the line gives the size that leaves 32, 64 or 128 per rank nearest the launch's. Where no size does (16 heads in
+  all, DeepSeek-V2-Lite), graph mode is off with ``enforce_eager=True``.
 """
 
 from __future__ import annotations
@@ -20,16 +26,48 @@ from ._blame import Cause, Verdict
 from ._log import Raised
 from ._replay import Replay, launch_value
 from ._solve import int_of
+from ._verl import default
 
 NOSET = "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES"
 VISIBLE = "ASCEND_RT_VISIBLE_DEVICES"
 _NPU = re.compile(r"\bnpu:(\d{1,4})\b")
 #: The most NPUs a node holds that a line lists (a count past it is not a node's).
 _MOST_CARDS = 64
+_MLA_HEADS = re.compile(r"numHeads\s*/\s*numKvHeads\s*=\s*(\d{1,6}),\s*MLA only support")
+#: The query heads per KV head on a rank that vllm-ascend's MLA kernel takes in graph mode.
+_MLA_PER_RANK = (32, 64, 128)
+ROLLOUT_TP = "actor_rollout_ref.rollout.tensor_model_parallel_size"
 _INVISIBLE = re.compile(r"NPU device is not available or visible|npu\.is_available\(\)\s*(?:returns?|is|==)\s*False")
 
 
 def npu_devices(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[Verdict]:
+    return _devices(raised, what, launch) or _mla_heads(raised, what, launch)
+
+
+def _mla_heads(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[Verdict]:
+    hit = _MLA_HEADS.search(raised.message[:4000])
+    if hit is None:
+        return None
+    per_rank = int(hit.group(1))
+    size = int_of(launch_value(launch, ROLLOUT_TP)) if launch is not None else None
+    if launch is not None and size is None:
+        size = int_of(str(default(ROLLOUT_TP)))
+    causes = [Cause(ROLLOUT_TP)]
+    if size is not None and 0 < size <= _MOST_CARDS * 1024:  # a rollout's size, not a number pasted in error
+        heads = per_rank * size
+        sizes = [heads // q for q in _MLA_PER_RANK if heads % q == 0]
+        if sizes:
+            causes = [Cause(ROLLOUT_TP, f"{ROLLOUT_TP}={min(sizes, key=lambda s: (abs(s - size), -s))}")]
+        else:
+            causes = [Cause("actor_rollout_ref.rollout.enforce_eager", "actor_rollout_ref.rollout.enforce_eager=True")]
+    return Verdict("override", tr(
+        "{what}: after the rollout's tensor parallel split each rank holds {n} query heads per KV head, and "
+        "vllm-ascend's MLA kernel in graph mode takes 32, 64 or 128: the rollout's tensor_model_parallel_size "
+        "decides it (a model with too few heads for any size runs the rollout eager: enforce_eager=True)",
+        what=what, n=per_rank), causes, ("tensor_model_parallel_size", "enforce_eager"), "likely")
+
+
+def _devices(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[Verdict]:
     ids = set(_NPU.findall(raised.message))
     if "0" in ids and len(ids) > 1 and "device" in raised.message.lower():
         other = min(ids - {"0"}, key=int)
