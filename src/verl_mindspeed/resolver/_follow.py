@@ -92,11 +92,24 @@ def follow_fixes(issues: Sequence[Issue], argv: Sequence[str],
     raises once pasted.
 
     ``judge`` gives the issues of a launch's argv. A new error is one whose key and rule the launch as written does
-    not have. Where one has no line (or deletes), the issue keeps its own line, and its hint names the error the
-    line will meet.
+    not have. The lines are first judged pasted together: where that raises nothing new, nothing changes (one judging
+    for the report); else each line is judged alone. Where a new error has no line (or deletes), the issue keeps its
+    own line, and its hint names the error the line will meet.
     """
     have = {(i.key, i.rule) for i in issues}
     setting = [(i, _sets(i)) for i in issues if follows(i)]
+    seen: dict[tuple[str, ...], Sequence[Issue]] = {}
+
+    def judged(launch: list[str]) -> Sequence[Issue]:  # a launch judged once (one line alone is every line)
+        if tuple(launch) not in seen:
+            seen[tuple(launch)] = judge(launch)
+        return seen[tuple(launch)]
+
+    every = list(argv)
+    for issue, _keys in setting[:MOST_FOLLOWED]:
+        every = corrected(every, issue)
+    if not [i for i in judged(every) if i.severity == "error" and (i.key, i.rule) not in have]:
+        return list(issues)  # the lines pasted together raise nothing new: one judging, not one per line
     out, followed = [], 0
     for issue in issues:
         if not follows(issue) or followed >= MOST_FOLLOWED:
@@ -105,7 +118,7 @@ def follow_fixes(issues: Sequence[Issue], argv: Sequence[str],
         followed += 1
         current, new = issue, []
         for _ in range(ROUNDS):
-            found = [i for i in judge(corrected(argv, current))
+            found = [i for i in judged(corrected(argv, current))
                      if i.severity == "error" and (i.key, i.rule) not in have]
             if not found:
                 break
