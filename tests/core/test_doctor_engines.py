@@ -168,6 +168,11 @@ _MLA = ("[rank0]: RuntimeError: EZ9999: Inner Error!\n[rank0]: EZ9999: [PID: 629
     (256, [f"{R}.tensor_model_parallel_size=1"], {f"{R}.tensor_model_parallel_size": "2"}),  # more heads: split more
     (8, [], {f"{R}.enforce_eager": "True"}),  # verl's default TP 2: 16 heads, no size gives 32 per rank
     (8, [f"{R}.tensor_model_parallel_size={'9' * 40}"], {f"{R}.tensor_model_parallel_size": None}),
+    (0, [f"{R}.tensor_model_parallel_size=4"], {f"{R}.tensor_model_parallel_size": None}),
+    (24, [f"{R}.tensor_model_parallel_size=4"], {f"{R}.tensor_model_parallel_size": None}),  # TP 3: not of 8 cards
+    (8, [f"{R}.tensor_model_parallel_size=2.0"], {f"{R}.tensor_model_parallel_size": None}),  # unread: no guess
+    (8, [f"{R}.tensor_model_parallel_size=${{actor_rollout_ref.actor.megatron.tensor_model_parallel_size}}"],
+     {f"{R}.tensor_model_parallel_size": None}),
 ])
 def test_vllm_ascends_mla_heads_per_rank_sets_the_rollouts_tensor_parallel_size(n, launch, expected):
     """vllm-ascend's FAQ: DeepSeek-V3 (128 heads) at rollout TP 16 leaves 8 per rank, and its MLA kernel in graph mode

@@ -49,22 +49,39 @@ def _mla_heads(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[
     if hit is None:
         return None
     per_rank = int(hit.group(1))
-    size = int_of(launch_value(launch, ROLLOUT_TP)) if launch is not None else None
-    if launch is not None and size is None:
-        size = int_of(str(default(ROLLOUT_TP)))
-    causes = [Cause(ROLLOUT_TP)]
-    if size is not None and 0 < size <= _MOST_CARDS * 1024:  # a rollout's size, not a number pasted in error
-        heads = per_rank * size
-        sizes = [heads // q for q in _MLA_PER_RANK if heads % q == 0]
-        if sizes:
-            causes = [Cause(ROLLOUT_TP, f"{ROLLOUT_TP}={min(sizes, key=lambda s: (abs(s - size), -s))}")]
-        else:
-            causes = [Cause("actor_rollout_ref.rollout.enforce_eager", "actor_rollout_ref.rollout.enforce_eager=True")]
+    causes = [Cause(ROLLOUT_TP, _mla_line(per_rank, launch))]
+    if causes[0].fix and not causes[0].fix.startswith(ROLLOUT_TP):
+        causes = [Cause("actor_rollout_ref.rollout.enforce_eager", causes[0].fix)]
     return Verdict("override", tr(
         "{what}: after the rollout's tensor parallel split each rank holds {n} query heads per KV head, and "
         "vllm-ascend's MLA kernel in graph mode takes 32, 64 or 128: the rollout's tensor_model_parallel_size "
         "decides it (a model with too few heads for any size runs the rollout eager: enforce_eager=True)",
         what=what, n=per_rank), causes, ("tensor_model_parallel_size", "enforce_eager"), "likely")
+
+
+def _mla_line(per_rank: int, launch: Optional[Replay]) -> Optional[str]:
+    """The rollout's size nearest the launch's that leaves 32, 64 or 128 heads per rank and divides the devices, or
+    ``enforce_eager=True`` where no size leaves them; None without the launch, or where a value cannot be read."""
+    size, world = _launch_int(launch, ROLLOUT_TP), _launch_int(launch, "trainer.nnodes")
+    world = world * (_launch_int(launch, "trainer.n_gpus_per_node") or 0) if world else None
+    if per_rank <= 0 or not size or not world or not 0 < size <= _MOST_CARDS * 1024:
+        return None
+    heads = per_rank * size
+    sizes = [heads // q for q in _MLA_PER_RANK if heads % q == 0]
+    if not sizes:
+        return "actor_rollout_ref.rollout.enforce_eager=True"
+    fitting = [s for s in sizes if world % s == 0]
+    return f"{ROLLOUT_TP}={min(fitting, key=lambda s: (abs(s - size), -s))}" if fitting else None
+
+
+def _launch_int(launch: Optional[Replay], key: str) -> Optional[int]:
+    """The launch's integer for ``key``, verl's default where the launch does not write it; None without a launch or
+    where what it writes is no integer (an interpolation, ``2.0``)."""
+    if launch is None:
+        return None
+    written = launch_value(launch, key)
+    value = int_of(written if written is not None else default(key))
+    return value if value is not None and value > 0 else None
 
 
 def _devices(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[Verdict]:
