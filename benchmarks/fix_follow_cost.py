@@ -1,5 +1,5 @@
 """What following a key's fix line costs `check`: a launch judged with its lines followed against the same launch
-judged without (``launch.evaluate(..., _follows=False)``), each in a fresh process.
+judged without (``launch.evaluate(..., follow=False)``), each in a fresh process.
 
     python benchmarks/fix_follow_cost.py [--runs 7]
 
@@ -31,7 +31,7 @@ LAUNCHES = {
 
 def _command(argv: list[str], follows: bool) -> list[str]:
     code = (f"from verl_mindspeed.launch import evaluate; "
-            f"assert evaluate({[*BASE, *argv]!r}, _follows={follows}).errors")
+            f"assert evaluate({[*BASE, *argv]!r}, follow={follows}).errors")
     return [sys.executable, "-c", code]
 
 

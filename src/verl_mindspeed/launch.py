@@ -34,7 +34,7 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
              launcher: bool = False, device_memory_gib: float = 64.0, verl_version: Optional[str] = None,
              entry: Optional[str] = None, source: Optional[LaunchFile] = None, megatron_core: Optional[str] = None,
              bridge: Optional[dict[str, Optional[str]]] = None, verl_source: Optional[str] = None,
-             _follows: bool = True) -> Resolution:
+             follow: bool = True) -> Resolution:
     """Compose, load the model if possible, resolve. Raises EvaluationError (exit 2).
 
     The launch is judged as it will run: injected when it goes through ``launcher`` (``verl-mindspeed
@@ -45,7 +45,9 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
     and findings are kept; ``megatron_core`` and ``bridge`` (:func:`verl_mindspeed.stack.parse_bridge_option`) give
     the stack's layers the options name (:func:`choose_stack`); ``verl_source`` a verl or verl-recipe checkout
     whose entries and configs are composed as verl composes them (else an entry or config the tree lacks is judged
-    against the verl config it extends).
+    against the verl config it extends); ``follow`` whether a line that sets a key as meant carries what that key then
+    needs (:func:`~verl_mindspeed.resolver.follow_fixes`: the launch judged again with the line pasted; off where
+    only the errors count, as for the planner).
     """
     locations: list[Optional[Location]] = []
     if source is not None:
@@ -65,13 +67,13 @@ def evaluate(argv: list[str], *, strict: bool = False, verl_config_dir: Optional
                          bridge=bridge,
                          device_memory_gib=device_memory_gib, locations=locations)
     res.presets = presets
-    if _follows and any(follows(i) for i in res.issues):
+    if follow and any(follows(i) for i in res.issues):
         def judge(fixed: list[str]) -> list[Issue]:  # the launch with a key's line pasted, as the user would
             try:
                 return evaluate(fixed, strict=strict, verl_config_dir=verl_config_dir, model_config=model_config,
                                 release=release, launcher=launcher, device_memory_gib=device_memory_gib,
                                 verl_version=verl_version, entry=entry, megatron_core=megatron_core, bridge=bridge,
-                                verl_source=verl_source, _follows=False).issues
+                                verl_source=verl_source, follow=False).issues
             except EvaluationError:
                 return []
         res.issues = follow_fixes(res.issues, argv, judge)

@@ -59,6 +59,31 @@ def test_the_line_keeps_the_value_another_near_miss_means(base_cfg):
     assert outcome.last.roles["actor"]["override_transformer_config"]["recompute_method"] == "block"
 
 
+def test_a_value_one_line_means_beside_another_lines_companions_goes_into_its_line(base_cfg):
+    """Judged alone, recompute_num_layers=100 raises nothing; beside the full recompute the granularity's line brings,
+    it exceeds Qwen3-8B's 36 layers. The lines are judged pasted together too: one round."""
+    argv = [*BASE, f"++{O}.recompute_granularty=full", f"++{O}.recompute_num_layrs=100"]
+    check = lambda a: evaluate(a, model_config=str(FIXTURES / "models" / "Qwen3-8B"))  # noqa: E731
+    outcome = fixpoint.converge(argv, check)
+    assert (outcome.status, outcome.rounds) == ("fixed", 1), outcome.history
+
+
+def test_a_switch_the_user_turned_on_is_never_turned_off_in_its_line(base_cfg):
+    """SP needs TP > 1, and TP 2 does not divide this launch's EP 3 layout: the rule's fix turns SP off. Folded, the
+    near miss's line would say the opposite of what the user wrote; it keeps its own line and says what it meets."""
+    (near,) = [i for i in evaluate([*BASE, f"++{O}.sequence_paralel=True", f"{M}.expert_model_parallel_size=3"]).errors
+               if i.rule == "unknown-key"]
+    assert near.override == f"~{O}.sequence_paralel ++{O}.sequence_parallel=True"
+    assert "then meets" in str(near.hint)
+
+
+@pytest.mark.parametrize("written", [f"++{O}.recompute_module='[core_attn, mlp]'",
+                                     f"++{O}.recompute_granularty='full mode'", f"{O}.noop_layers='0, 7'"])
+def test_a_value_with_a_space_is_reported_not_a_crash(base_cfg, written):
+    """A line the shell cannot split as printed (a value with a space) is not pasted to follow it."""
+    assert evaluate([*BASE, written]).errors
+
+
 def test_a_near_miss_with_nothing_to_follow_keeps_its_own_line(base_cfg):
     (near,) = evaluate([*BASE, f"++{O}.use_flash_atn=True"]).errors
     assert near.override == f"~{O}.use_flash_atn ++{O}.use_flash_attn=True"

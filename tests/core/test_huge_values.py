@@ -61,3 +61,17 @@ def test_the_rollouts_forty_digit_size_gets_the_nearest_that_divides(base_cfg):
     assert res is not None
     (found,) = [i for i in res.errors if i.rule == "rollout-world-divides"]
     assert found.override == f"{R}.tensor_model_parallel_size=8"
+
+
+@pytest.mark.parametrize("written, line", [
+    ("actor_rollout_ref.actor.ppo_mini_batch_size=140000", "actor_rollout_ref.actor.ppo_mini_batch_size=1024"),
+    ("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=200000", "data.train_batch_size=1600000"),
+])
+def test_a_batch_far_from_any_that_divides_gets_the_one_that_does(base_cfg, written, line):
+    """The mini batch must fit in the train batch (1,024 here) and the train batch must be a multiple of DP x micro:
+    found by arithmetic, however far, and pasted the error is gone."""
+    argv = [*(a for a in BASE if not a.startswith(written.partition("=")[0] + "=")), "trainer.n_gpus_per_node=8",
+            written]
+    (found,) = [i for i in evaluate(argv).errors if i.rule == "batch-divisibility"]
+    assert found.override == line
+    assert not [i for i in evaluate([*argv, line]).errors if i.rule == "batch-divisibility"]

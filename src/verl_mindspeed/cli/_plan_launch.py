@@ -224,7 +224,7 @@ def complete(plans: list, source: Any, limit: int, **options: Any) -> list:
 
     def errors(words: list[str]) -> list:
         try:
-            return evaluate(words, entry=source.entry, **options).errors
+            return evaluate(words, entry=source.entry, follow=False, **options).errors
         except EvaluationError:
             return []
 

@@ -26,14 +26,22 @@ RESTATING = frozenset({"unknown-key", "value", "hydra-missing-plus", "hydra-appe
 
 
 def follows(issue: Issue) -> bool:
-    """Whether ``issue``'s line sets a key as the user meant it, so that what that key needs is judged only after."""
-    return issue.rule in RESTATING and issue.severity == "error" and bool(issue.override) and \
+    """Whether ``issue``'s line sets a key as the user meant it, so that what that key needs is judged only after
+    (a line the shell cannot split is not pasted: it is said as printed)."""
+    return issue.rule in RESTATING and issue.severity == "error" and bool(_words(issue.override)) and \
         (issue.rule != "unknown-key" or bool(issue.suggestion))
+
+
+def _words(line: Optional[str]) -> list[str]:
+    try:
+        return shlex.split(line or "")
+    except ValueError:  # an unclosed quote
+        return []
 
 
 def corrected(argv: Sequence[str], issue: Issue) -> list[str]:
     """The launch with ``issue``'s line pasted: in place of the argument it replaces, else appended."""
-    words = shlex.split(issue.override or "")
+    words = _words(issue.override)
     if issue.replaces and issue.replaces in argv:
         at = list(argv).index(issue.replaces)
         return [*argv[:at], *words, *argv[at + 1:]]
@@ -45,21 +53,23 @@ def _key(word: str) -> str:
 
 
 def _sets(issue: Issue) -> set[str]:
-    return {_key(w) for w in shlex.split(issue.override or "") if not w.startswith("~")}
+    return {_key(w) for w in _words(issue.override) if not w.startswith("~")}
 
 
 def _fold(issue: Issue, new: Sequence[Issue], others: frozenset[str]) -> Optional[Issue]:
     """``issue`` whose line also sets what ``new`` asks for, but the keys another followed line sets (``others``:
     that line comes after, with the value the user meant); None where a new error has no line, or deletes."""
-    words, added, rules = shlex.split(issue.override or ""), [], []
+    words, added, rules = _words(issue.override), [], []
     for follow in new:
-        extra = shlex.split(follow.override or "")
+        extra = _words(follow.override)
         if not extra or follow.replaces or any(w.startswith("~") for w in extra):
             return None
         for word in (w for w in extra if _key(w) not in others):
             same = [n for n, w in enumerate(words) if not w.startswith("~") and _key(w) == _key(word)]
+            if same and _reverses(words[same[-1]], word):
+                return None  # the switch the user turned on, turned off: said, not folded
             if same:
-                words[same[-1]] = word  # the meant key itself, resized: the value the launch can run
+                words[same[-1]] = word  # the meant value in the form or size the launch can run
             else:
                 words.append(word)
             added.append(_key(word).rsplit(".", 1)[-1])
@@ -69,6 +79,12 @@ def _fold(issue: Issue, new: Sequence[Issue], others: frozenset[str]) -> Optiona
     return replace(issue, override=" ".join(_quoted(w) for w in words), hint=_more(issue, tr(
         "set as meant, '{near}' then meets {rules}; the line takes that fix too: {keys}", near=_leaf(issue),
         keys=", ".join(dict.fromkeys(added)), rules=", ".join(dict.fromkeys(rules)))))
+
+
+def _reverses(meant: str, word: str) -> bool:
+    """Whether ``word`` sets a switch to the opposite of the ``meant`` one."""
+    values = (meant.partition("=")[2].strip("'\"").lower(), word.partition("=")[2].strip("'\"").lower())
+    return set(values) == {"true", "false"}
 
 
 def _quoted(word: str) -> str:
@@ -130,6 +146,23 @@ def follow_fixes(issues: Sequence[Issue], argv: Sequence[str],
                 break
             current = folded
         out.append(current)
+    return _together(out, argv, judged, have)
+
+
+def _together(issues: list[Issue], argv: Sequence[str], judged, have) -> list[Issue]:
+    """The folded lines judged pasted together, as the user pastes them: an error one line's value raises beside
+    another's (a recompute_num_layers meant beside the full recompute another line brings) goes into the line that
+    sets its key."""
+    every = list(argv)
+    for issue in (i for i in issues if follows(i)):
+        every = corrected(every, issue)
+    found = [i for i in judged(every) if i.severity == "error" and (i.key, i.rule) not in have]
+    out = list(issues)
+    for error in found:
+        owner = next((n for n, i in enumerate(out) if follows(i) and error.key in _sets(i)), None)
+        if owner is not None:
+            others = frozenset(k for n, i in enumerate(out) if n != owner and follows(i) for k in _sets(i))
+            out[owner] = _fold(out[owner], [error], others) or out[owner]
     return out
 
 
