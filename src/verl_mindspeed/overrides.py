@@ -3,6 +3,7 @@ write a value back as an override (:func:`hydra_value`)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -89,15 +90,21 @@ def parse_overrides(overrides: list[str]) -> list[Override]:
 _SPECIAL = set(",[]{}=' ()\"$:")
 
 
+#: Words Hydra's grammar reads as another type than a string: an integer, a float, a bool, null.
+_TYPED = re.compile(r"[-+]?(?:\d[\d_]*|\d*\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+|inf|nan)|true|false|null", re.I)
+
+
 def hydra_value(value: Any) -> str:
     """A value as it is typed on a Hydra command line: ``True``, ``null``, ``[a,b]``; a string Hydra would read
-    otherwise (``a,b`` is a sweep, ``a b`` two arguments) is quoted."""
+    otherwise (``a,b`` is a sweep, ``a b`` two arguments, ``0`` an integer: MindSpeed ignores a no-op layer given
+    as one) is quoted."""
     if value is True or value is False:
         return str(value)
     if value is None:
         return "null"
     if isinstance(value, str):
-        return "'" + value.replace("'", "\\'") + "'" if (not value or _SPECIAL & set(value)) else value
+        quote = not value or _SPECIAL & set(value) or _TYPED.fullmatch(value)
+        return "'" + value.replace("'", "\\'") + "'" if quote else value
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(hydra_value(v) for v in value) + "]"
     return str(value)

@@ -68,6 +68,17 @@ def test_a_value_one_line_means_beside_another_lines_companions_goes_into_its_li
     assert (outcome.status, outcome.rounds) == ("fixed", 1), outcome.history
 
 
+def test_a_no_op_layer_kept_by_a_line_stays_a_string_and_is_counted(base_cfg):
+    """noop_layers=0,70 on a 36-layer model, written as a Hydra sweep: the line keeps layer 0 and drops 70. Written
+    bare, ``0`` was an integer, which MindSpeed ignores (no no-op layer at all), while num_layers counted two. The
+    line quotes it, and num_layers counts the one kept."""
+    check = lambda a: evaluate(a, model_config=str(FIXTURES / "models" / "Qwen3-8B"))  # noqa: E731
+    outcome = fixpoint.converge([*BASE, f"+{O}.noop_layers=0,70"], check)
+    assert (outcome.status, outcome.rounds) == ("fixed", 1), outcome.history
+    dict_ = outcome.last.roles["actor"]["override_transformer_config"]
+    assert (dict_["noop_layers"], dict_["num_layers"]) == ("0", 37)
+
+
 def test_a_switch_the_user_turned_on_is_never_turned_off_in_its_line(base_cfg):
     """SP needs TP > 1, and TP 2 does not divide this launch's EP 3 layout: the rule's fix turns SP off. Folded, the
     near miss's line would say the opposite of what the user wrote; it keeps its own line and says what it meets."""

@@ -91,7 +91,11 @@ def _quoted(word: str) -> str:
     """One shell word, quoted only where the shell would split or expand it (a leading ``~`` of Hydra's deletion is
     followed by a dot path, which the shell leaves alone)."""
     bare = word[1:] if word.startswith("~") else word
-    return word if shlex.quote(bare) == bare else shlex.quote(word)
+    if shlex.quote(bare) == bare:
+        return word
+    if "'" in word and not set('"$`\\!') & set(word):  # Hydra's own quotes kept, as check prints them elsewhere
+        return f'"{word}"'
+    return shlex.quote(word)
 
 
 def _leaf(issue: Issue) -> str:
