@@ -99,18 +99,16 @@ def _issue_for_failure(message: str, override: Override, base: Optional[DictConf
     arg = override.input_line or key
     first = message.strip().splitlines()[0] if message.strip() else message
     if first.startswith("Ambiguous value"):
+        written = override.input_line.split("=")[0]
         flag = catalog.flag(key.rpartition(".")[2], "otc") if f".{OTC}." in key else None
         if flag is not None and flag.type == "str_list":  # a list key: Hydra's list, not one quoted string
-            listed = list_fix(value, flag.choices)
-            return error(
-                key, tr("{value} is a Hydra sweep (several runs), not one value", value=value), "hydra-sweep",
-                hint=tr("{key} takes a list: write it in brackets", key=key.rpartition(".")[2]),
-                override=f"{override.input_line.split('=')[0]}={listed or '[' + value + ']'}")
-        return error(
-            key, tr("{value} is a Hydra sweep (several runs), not one value", value=value), "hydra-sweep",
-            hint=tr("quote the value so that the shell hands Hydra one string (Hydra's advice: key='value1,value2')"),
-            override=f"{override.input_line.split('=')[0]}='\"{value}\"'",
-        )
+            hint = tr("{key} takes a list: write it in brackets", key=key.rpartition(".")[2])
+            line = f"{written}={list_fix(value, flag.choices) or '[' + value + ']'}"
+        else:
+            hint = tr("quote the value so that the shell hands Hydra one string (Hydra's advice: key='value1,value2')")
+            line = f"{written}='\"{value}\"'"
+        return error(key, tr("{value} is a Hydra sweep (several runs), not one value", value=value), "hydra-sweep",
+                     hint=hint, override=line)
     if "Could not find" in first or "Could not load" in first:
         return _group_issue(key, value, message, arg, context)
     if "appears more than once in the final defaults list" in first:

@@ -37,6 +37,7 @@ _MLA_HEADS = re.compile(r"numHeads\s*/\s*numKvHeads\s*=\s*(\d{1,6}),\s*MLA only 
 #: The query heads per KV head on a rank that vllm-ascend's MLA kernel takes in graph mode.
 _MLA_PER_RANK = (32, 64, 128)
 ROLLOUT_TP = "actor_rollout_ref.rollout.tensor_model_parallel_size"
+EAGER = "actor_rollout_ref.rollout.enforce_eager"
 _INVISIBLE = re.compile(r"NPU device is not available or visible|npu\.is_available\(\)\s*(?:returns?|is|==)\s*False")
 
 
@@ -49,29 +50,27 @@ def _mla_heads(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[
     if hit is None:
         return None
     per_rank = int(hit.group(1))
-    causes = [Cause(ROLLOUT_TP, _mla_line(per_rank, launch))]
-    if causes[0].fix and not causes[0].fix.startswith(ROLLOUT_TP):
-        causes = [Cause("actor_rollout_ref.rollout.enforce_eager", causes[0].fix)]
     return Verdict("override", tr(
         "{what}: after the rollout's tensor parallel split each rank holds {n} query heads per KV head, and "
         "vllm-ascend's MLA kernel in graph mode takes 32, 64 or 128: the rollout's tensor_model_parallel_size "
         "decides it (a model with too few heads for any size runs the rollout eager: enforce_eager=True)",
-        what=what, n=per_rank), causes, ("tensor_model_parallel_size", "enforce_eager"), "likely")
+        what=what, n=per_rank), [_mla_cause(per_rank, launch)], ("tensor_model_parallel_size", "enforce_eager"),
+        "likely")
 
 
-def _mla_line(per_rank: int, launch: Optional[Replay]) -> Optional[str]:
-    """The rollout's size nearest the launch's that leaves 32, 64 or 128 heads per rank and divides the devices, or
-    ``enforce_eager=True`` where no size leaves them; None without the launch, or where a value cannot be read."""
+def _mla_cause(per_rank: int, launch: Optional[Replay]) -> Cause:
+    """The rollout's size, with the one nearest the launch's that leaves 32, 64 or 128 heads per rank and divides the
+    devices; eager mode where no size leaves them; no line without the launch, or where a value cannot be read."""
     size, world = _launch_int(launch, ROLLOUT_TP), _launch_int(launch, "trainer.nnodes")
     world = world * (_launch_int(launch, "trainer.n_gpus_per_node") or 0) if world else None
     if per_rank <= 0 or not size or not world or not 0 < size <= _MOST_CARDS * 1024:
-        return None
+        return Cause(ROLLOUT_TP)
     heads = per_rank * size
     sizes = [heads // q for q in _MLA_PER_RANK if heads % q == 0]
     if not sizes:
-        return "actor_rollout_ref.rollout.enforce_eager=True"
+        return Cause(EAGER, f"{EAGER}=True")
     fitting = [s for s in sizes if world % s == 0]
-    return f"{ROLLOUT_TP}={min(fitting, key=lambda s: (abs(s - size), -s))}" if fitting else None
+    return Cause(ROLLOUT_TP, f"{ROLLOUT_TP}={min(fitting, key=lambda s: (abs(s - size), -s))}" if fitting else None)
 
 
 def _launch_int(launch: Optional[Replay], key: str) -> Optional[int]:

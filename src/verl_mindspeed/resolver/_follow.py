@@ -118,17 +118,14 @@ def follow_fixes(issues: Sequence[Issue], argv: Sequence[str],
     """
     have = {(i.key, i.rule) for i in issues}
     setting = [(i, _sets(i)) for i in issues if follows(i)]
-    seen: dict[tuple[str, ...], Sequence[Issue]] = {}
+    seen: dict[tuple[str, ...], list[Issue]] = {}
 
-    def judged(launch: list[str]) -> Sequence[Issue]:  # a launch judged once (one line alone is every line)
+    def new_errors(launch: list[str]) -> list[Issue]:  # each launch judged once (one line alone is every line)
         if tuple(launch) not in seen:
-            seen[tuple(launch)] = judge(launch)
+            seen[tuple(launch)] = [i for i in judge(launch) if i.severity == "error" and (i.key, i.rule) not in have]
         return seen[tuple(launch)]
 
-    every = list(argv)
-    for issue, _keys in setting[:MOST_FOLLOWED]:
-        every = corrected(every, issue)
-    if not [i for i in judged(every) if i.severity == "error" and (i.key, i.rule) not in have]:
+    if not new_errors(_pasted(argv, [i for i, _keys in setting[:MOST_FOLLOWED]])):
         return list(issues)  # the lines pasted together raise nothing new: one judging, not one per line
     out, followed = [], 0
     for issue in issues:
@@ -138,8 +135,7 @@ def follow_fixes(issues: Sequence[Issue], argv: Sequence[str],
         followed += 1
         current, new = issue, []
         for _ in range(ROUNDS):
-            found = [i for i in judged(corrected(argv, current))
-                     if i.severity == "error" and (i.key, i.rule) not in have]
+            found = new_errors(corrected(argv, current))
             if not found:
                 break
             new += found
@@ -150,19 +146,23 @@ def follow_fixes(issues: Sequence[Issue], argv: Sequence[str],
                 break
             current = folded
         out.append(current)
-    return _together(out, argv, judged, have)
+    return _together(out, argv, new_errors)
 
 
-def _together(issues: list[Issue], argv: Sequence[str], judged, have) -> list[Issue]:
+def _pasted(argv: Sequence[str], issues: Sequence[Issue]) -> list[str]:
+    """The launch with every line of ``issues`` pasted, in order."""
+    launch = list(argv)
+    for issue in issues:
+        launch = corrected(launch, issue)
+    return launch
+
+
+def _together(issues: list[Issue], argv: Sequence[str], new_errors: Callable[[list[str]], list[Issue]]) -> list[Issue]:
     """The folded lines judged pasted together, as the user pastes them: an error one line's value raises beside
     another's (a recompute_num_layers meant beside the full recompute another line brings) goes into the line that
     sets its key."""
-    every = list(argv)
-    for issue in (i for i in issues if follows(i)):
-        every = corrected(every, issue)
-    found = [i for i in judged(every) if i.severity == "error" and (i.key, i.rule) not in have]
     out = list(issues)
-    for error in found:
+    for error in new_errors(_pasted(argv, [i for i in issues if follows(i)])):
         owner = next((n for n, i in enumerate(out) if follows(i) and error.key in _sets(i)), None)
         if owner is not None:
             others = frozenset(k for n, i in enumerate(out) if n != owner and follows(i) for k in _sets(i))
