@@ -390,6 +390,12 @@ CASES = [
      "the rollout's groups of TP x DP x PP = 3 x 1 x 1 devices do not divide the 8 devices it runs on (trainer.nnodes "
      "x trainer.n_gpus_per_node): verl asserts 'rollout world_size: 8 is not divisible by infer_world_size: 3' when "
      "the workers build the rollout", {"actor_rollout_ref.rollout.tensor_model_parallel_size": 2}, {}),
+    # a size verl divides by, at zero: the rollout rule read it as "not given" and the check said OK
+    ("verl-positive-size", {"actor_rollout_ref.rollout.tensor_model_parallel_size": 0}, "error",
+     "actor_rollout_ref.rollout.tensor_model_parallel_size",
+     "actor_rollout_ref.rollout.tensor_model_parallel_size=0: verl divides or multiplies by it, so it must be 1 or "
+     "more; verl does not check it when it reads the config, and the run stops after Ray has started",
+     {"actor_rollout_ref.rollout.tensor_model_parallel_size": 1}, {}),
     # the FSDP engine's LoRA key on the Megatron engine: no adapter, and the KL loss's reference pass fails (fed back)
     ("megatron-lora-key", {"actor_rollout_ref.model.lora_rank": 16, AC + "use_kl_loss": True}, "error",
      "actor_rollout_ref.model.lora_rank",

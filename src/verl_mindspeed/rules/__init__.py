@@ -6,7 +6,20 @@ write a function in the topic module and decorate it with ``@rule(id, cites=...)
 
 from __future__ import annotations
 
-from . import attention, forward, mc2, memory, model_rules, moe, parallel, roles, router, stack, verl_engine  # noqa: F401  (registration)
+from . import (  # noqa: F401  (registration)
+    attention,
+    forward,
+    mc2,
+    memory,
+    model_rules,
+    moe,
+    parallel,
+    roles,
+    router,
+    stack,
+    verl_engine,
+    verl_sizes,
+)
 from ._base import RULES, Context, RoleView, Rule, rule
 
 
