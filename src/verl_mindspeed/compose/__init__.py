@@ -34,6 +34,7 @@ from ._launchline import split_pasted
 from ._memo import ComposeMemo, disk_cache
 from ._standin import MEGATRON_BASE, RECIPES, StandIn, base_of, source_root, unchecked
 from ._trees import installed_tree, release_tree
+from ._types import type_issues
 
 MAX_RETRIES = 40
 
@@ -256,10 +257,9 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
     issues += [unparsable_issue(text, error, args.overrides, at) for at, text, error in refused]
     failed = lambda message, override, at: unchecked(  # noqa: E731
         issue_for_failure(message, override, at, context), tree.standin)
-    for override_text, override in list(remaining):
-        if override.is_sweep_override():
-            issues.append(failed(sweep_message(override_text), override, None))
-            remaining.remove((override_text, override))
+    # a sweep is judged against the config the other overrides compose (a key it lacks needs '+' in the line)
+    sweeps = [(text, override) for text, override in remaining if override.is_sweep_override()]
+    remaining = [item for item in remaining if item not in sweeps]
     # Hydra's compose API reads the primary config from its main folder only: a primary config found in an added
     # folder makes that folder the main one, and the tree's folder joins the search path in its place.
     main = primary.parent
@@ -273,6 +273,9 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
     for attempt in range(MAX_RETRIES):
         try:
             cfg = composer(main, name, [t for t, _ in remaining] + extra)
+            issues += [failed(sweep_message(text), override, cfg) for text, override in sweeps]
+            written = [o for _, o in remaining]
+            issues += type_issues(composer.defaults, cfg, written)
             return Composition(cfg, tree, name, [t for t, _ in remaining], issues, [o for _, o in remaining])
         except EvaluationError:
             raise

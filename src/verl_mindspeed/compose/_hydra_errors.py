@@ -21,6 +21,7 @@ from ..resolver._history import group_option_issue, has_path, history_issue, key
 from ..resolver._suggest import list_fix, nearest, specialized
 from ..rules._base import error
 from ._dataclasses import DataclassIndex
+from ._types import default_types
 
 
 @dataclass(frozen=True)
@@ -100,10 +101,17 @@ def _issue_for_failure(message: str, override: Override, base: Optional[DictConf
     first = message.strip().splitlines()[0] if message.strip() else message
     if first.startswith("Ambiguous value"):
         written = override.input_line.split("=")[0]
+        if not written.startswith(("+", "~")) and not set("/@") & set(written) and base is not None \
+                and not _exists(base, key):
+            written = "+" + written  # a key verl's config lacks: without '+' the quoted value stops Hydra again
         flag = catalog.flag(key.rpartition(".")[2], "otc") if f".{OTC}." in key else None
+        typed = default_types(base, [key]) if base is not None else {}
         if flag is not None and flag.type == "str_list":  # a list key: Hydra's list, not one quoted string
             hint = tr("{key} takes a list: write it in brackets", key=key.rpartition(".")[2])
             line = f"{written}={list_fix(value, flag.choices) or '[' + value + ']'}"
+        elif typed:  # a switch or a number: quoted, the values are one string verl cannot read
+            hint = tr("one run takes one value: keep one of {values}", values=value)
+            line = None
         else:
             hint = tr("quote the value so that the shell hands Hydra one string (Hydra's advice: key='value1,value2')")
             line = f"{written}='\"{value}\"'"

@@ -36,6 +36,8 @@ from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig
 
+from ._types import default_types
+
 
 def _dotted(override) -> bool:
     key = override.key_or_group
@@ -56,8 +58,12 @@ class ComposeMemo:
         self.bases: dict[tuple, bytes] = {}
         self.listings: dict[tuple, tuple] = {}
         self.parser = OverridesParser.create()
+        self.defaults: dict = {}
+        """verl's defaults for the last composition's dotted keys, where a boolean or a number
+        (:func:`._types.default_types`); empty where it composed the plain way."""
 
     def __call__(self, config_dir, name: str, overrides: list[str]) -> DictConfig:
+        self.defaults = {}
         folder = Path(config_dir)
         if not (folder / f"{name}.yaml").is_file():
             return self.plain(config_dir, name, overrides)
@@ -76,7 +82,9 @@ class ComposeMemo:
         key = (str(folder), name, tuple(top), self.listings[listed])
         try:
             cfg = self._base(key, config_dir, name, top)
+            defaults = default_types(cfg, [o.key_or_group for o in dotted])
             ConfigLoaderImpl._apply_overrides_to_config(dotted, cfg)
+            self.defaults = defaults
         except Exception:  # noqa: BLE001 - a failure is Hydra's to report, in its words
             if self.strict:  # the base's own failure is Hydra's compose's; a dotted one is Hydra's application's
                 raise

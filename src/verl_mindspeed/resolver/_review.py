@@ -97,10 +97,18 @@ def _fix(issue: Issue, cfg: Any, argv: Sequence[str]) -> Issue:
             and _exists(cfg, override[1:]):
         override = "+" + override  # a preset (or the YAML) already set it: '+' would fail, '++' replaces
     if override and "='" in override:  # a value Hydra must see quoted ('0,7' is a sweep bare): keep the quotes
-        override = " ".join(f'"{word}"' if "='" in word and '"' not in word else word for word in override.split(" "))
+        override = " ".join(_hydra_quoted(word) for word in override.split(" "))
     elif override and not _one_shell_word(override):
         override = shlex.quote(override)  # a value such as [8, 16] stays one argument when pasted into a script
     return issue if override == issue.override else replace(issue, override=override)
+
+
+def _hydra_quoted(word: str) -> str:
+    """A word whose value Hydra must see quoted, quoted for the shell: in double quotes where the shell would change
+    nothing inside them, else as ``shlex`` quotes it (a ``${...}`` the shell would expand)."""
+    if "='" not in word or '"' in word:  # no quote for Hydra, or one already written for the shell
+        return word
+    return f'"{word}"' if not set(word) & set('$`\\!') else shlex.quote(word)
 
 
 #: Rules whose fix aligns a size on the actor's engine (the other roles, or the actor's own dict), so that it
