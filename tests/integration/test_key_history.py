@@ -260,3 +260,18 @@ def test_keys_of_an_engine_the_release_has_but_the_launch_does_not_select(capsys
     code, data = check(capsys, "--verl-version", "0.9.0", "--config-name=ppo_megatron_trainer",
                        "model_engine=mindspeed", f"{A}.mindspeed.param_offload=True")
     assert data["errors"] == []
+
+
+def test_the_shipped_choices_are_what_the_tool_builds():
+    """The values verl's named choices accept, read from each release's wheel (fetched with pip once)."""
+    spec = importlib.util.spec_from_file_location("build_verl_choices", ROOT / "tools" / "build_verl_choices.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    try:
+        built = tool.build()
+    except subprocess.CalledProcessError as exc:  # pip could not fetch a wheel
+        if full_stack():
+            pytest.fail(f"verl's wheels must be available under tools/test.sh: {exc}")
+        pytest.skip(f"verl's wheels are not available offline: {exc}")
+    shipped = (ROOT / "src/verl_mindspeed/catalog/data/verl_choices.json").read_text(encoding="utf-8")
+    assert tool.render(built) == shipped, "run: python tools/build_verl_choices.py"

@@ -25,6 +25,7 @@ from ..errors import EvaluationError, Issue
 from ..i18n import tr
 from ..overrides import LaunchArgs, parse_each, split_argv
 from ..resolver._suggest import edit_distance, nearest
+from ._choices import choice_issues
 from ._dataclasses import DataclassIndex
 from ._entry import DEFAULT_ENTRY, Entry, EntryNotFound, entry_with_config, map_foreign_path, module_file, read_entry
 from ._fast import accelerated, read_yaml
@@ -276,6 +277,8 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
             issues += [failed(sweep_message(text), override, cfg) for text, override in sweeps]
             written = [o for _, o in remaining]
             issues += type_issues(composer.defaults, cfg, written)
+            module = tree.standin.module if tree.standin else (tree.entry.module if tree.entry else None)
+            issues += choice_issues(tree.version, module, cfg, written)
             return Composition(cfg, tree, name, [t for t, _ in remaining], issues, [o for _, o in remaining])
         except EvaluationError:
             raise
