@@ -110,3 +110,14 @@ def test_verl_itself_keeps_the_misspelt_switch_and_reads_it_as_true(base_cfg):
     comp = compose_argv([*BASE, "actor_rollout_ref.actor.use_kl_loss=Flase"])
     actor = config.omega_conf_to_dataclass(comp.cfg.actor_rollout_ref.actor)
     assert actor.use_kl_loss == "Flase" and bool(actor.use_kl_loss) is True
+
+
+def test_a_variable_the_script_leaves_unset_is_reported_once(base_cfg, tmp_path):
+    """``n=$N`` with N unset becomes ``n=``: the launch reader names the variable; no second error on the type."""
+    from verl_mindspeed.launch import read_launch_file
+
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo " + " ".join(BASE) + " actor_rollout_ref.rollout.n=$N\n")
+    source = read_launch_file(str(script), {})
+    errors = [i for i in evaluate(source.argv, source=source).errors if i.key == "actor_rollout_ref.rollout.n"]
+    assert len(errors) == 1 and "$N" in str(errors[0].message)

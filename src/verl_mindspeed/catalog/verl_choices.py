@@ -45,3 +45,13 @@ def of_release(version: Optional[str]) -> Optional[dict]:
         if wanted is not None and release_tuple(release) == wanted[:3]:
             return {"release": release, **choices}
     return None
+
+
+def newest() -> Optional[str]:
+    """The newest release the index holds."""
+    releases = list(_data()["choices"])
+    return max(releases, key=release_tuple) if releases else None
+
+
+def releases() -> tuple[str, ...]:
+    return tuple(_data()["choices"])

@@ -53,8 +53,8 @@ def type_issues(defaults: dict[str, Any], cfg: DictConfig, parsed: Sequence[Over
         except Exception:  # noqa: BLE001 - the unresolved-interpolation check reports it
             continue
         expected = type(defaults[key])
-        if value is None or _fits(value, expected):
-            continue
+        if value is None or value == "" or _fits(value, expected):
+            continue  # '': a variable the script leaves unset, which the launch reader reports
         meant = _meant(value, expected)
         written, _, text = (override.input_line or key).partition("=")
         if "${" in text and meant is not None:  # read from the environment or another key: decoded, it stays so

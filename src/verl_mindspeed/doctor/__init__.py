@@ -27,6 +27,7 @@ from ._blame import (
     not_the_launch,
     paths_for,
 )
+from ._choice import verl_choice
 from ._chosen import chosen
 from ._config import (
     accessed,
@@ -183,6 +184,7 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
         return lacking
     alone = static_tls(raised) or npu_devices(raised, what, launch) \
         or rollout_refusal(raised, what, launch, options.get("verl_version")) \
+        or verl_choice(raised, what, launch, options.get("verl_version")) \
         or faq_answer(raised, what, options.get("verl_version"))
     if alone is not None:  # the loader's, Ray's, the rollout engine's, verl's FAQ: the message alone says it
         return alone
