@@ -14,6 +14,9 @@ any other:
 * ``loss_agg_mode``: the modes ``agg_loss`` compares ``loss_agg_mode`` with (it raises on any other);
 * ``kl_penalty``: the names ``kl_penalty`` / ``kl_penalty_forward`` compare ``kl_penalty`` with, except a branch
   that only raises (``full``), and whether a trailing ``+`` is read (``k3+``);
+* ``resume_mode``: the modes the PPO trainer compares ``trainer.resume_mode`` with (another value resumes from the
+  latest checkpoint found, as ``auto`` does, but fails where there is none);
+* ``truncation``: the ways ``postprocess_data`` accepts (``verl/utils/torch_functional.py``; it asserts them);
 * ``rollout``: the (name, mode) pairs of ``_ROLLOUT_REGISTRY`` (``verl/workers/rollout/base.py``;
   ``get_rollout_class`` asserts the pair). A release without the registry (before 0.6.0) has no entry.
 
@@ -34,6 +37,8 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parents[1] / "src/verl_mindspeed/catalog/data/verl_choices.json"
 RELEASES = ("0.4.1", "0.5.0", "0.6.0", "0.6.1", "0.7.0", "0.7.1", "0.8.0", "0.9.0", "0.9.1")
 CORE = "verl/trainer/ppo/core_algos.py"
+TRAINER = "verl/trainer/ppo/ray_trainer.py"
+TORCH = "verl/utils/torch_functional.py"
 ROLLOUT = "verl/workers/rollout/base.py"
 
 
@@ -97,6 +102,7 @@ def release_data(version: str) -> dict:
         core = read(CORE)
         actors = [read(n) for n in sorted(names) if n.startswith("verl/workers/actor/") and n.endswith(".py")]
         rollout = read(ROLLOUT) if ROLLOUT in names else None
+        trainer, torch_functional = read(TRAINER), read(TORCH)
     kl = set().union(*(compared(f, "kl_penalty", skip_raising=True)
                        for name in ("kl_penalty", "kl_penalty_forward") for f in function(core, name)))
     plus = any(isinstance(n, ast.Call) and _names(n.func) == "endswith" and _strings(n.args[0]) == ["+"]
@@ -108,6 +114,9 @@ def release_data(version: str) -> dict:
         "loss_agg_mode": sorted(set().union(*(compared(f, "loss_agg_mode", skip_raising=True)
                                               for f in function(core, "agg_loss")))),
         "kl_penalty": sorted(kl), "kl_penalty_plus": plus,
+        "resume_mode": sorted(compared(trainer, "resume_mode")),
+        "truncation": sorted(set().union(*(compared(f, "truncation")
+                                           for f in function(torch_functional, "postprocess_data")))),
     }
     if rollout is not None:
         registry = [n for n in ast.walk(rollout) if isinstance(n, ast.Assign) and

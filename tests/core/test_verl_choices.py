@@ -31,6 +31,8 @@ def _chosen(res):
     ("algorithm.kl_penalty=k33+", "algorithm.kl_penalty=k3+"),
     ("actor_rollout_ref.rollout.name=vlm", "actor_rollout_ref.rollout.name=vllm"),
     ("actor_rollout_ref.rollout.mode=sync", "actor_rollout_ref.rollout.mode=async"),
+    ("trainer.resume_mode=autp", "trainer.resume_mode=auto"),
+    ("data.truncation=errr", "data.truncation=error"),
 ])
 def test_a_choice_the_release_lacks_gets_the_nearest_it_has(base_cfg, written, line):
     argv = [*BASE, written]
@@ -44,6 +46,7 @@ def test_a_choice_the_release_lacks_gets_the_nearest_it_has(base_cfg, written, l
     "algorithm.adv_estimator=rloo", "actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-mean",
     "actor_rollout_ref.actor.policy_loss.loss_mode=gspo", "actor_rollout_ref.actor.kl_loss_type=k3+",
     "algorithm.kl_penalty=low_var_kl", "actor_rollout_ref.rollout.name=sglang", "actor_rollout_ref.rollout.mode=async",
+    "trainer.resume_mode=disable", "data.truncation=left",
 ])
 def test_a_choice_the_release_has_passes(base_cfg, written):
     assert not _chosen(evaluate([*BASE, written]))

@@ -14,7 +14,7 @@ from typing import Optional
 from .._version import release_tuple
 
 #: Launch key -> (the list in the index, where verl looks the value up: the site that fails on any other, and
-#: when it first runs: at the first ``step`` or the first ``update``).
+#: when it first runs: at the first ``step`` or ``update``, when training ``start``s, when the ``data`` is read).
 KEYS = {
     "algorithm.adv_estimator": ("adv_estimator", "verl/trainer/ppo/core_algos.py get_adv_estimator_fn", "step"),
     "actor_rollout_ref.actor.policy_loss.loss_mode": ("policy_loss", "verl/trainer/ppo/core_algos.py "
@@ -23,6 +23,8 @@ KEYS = {
     "critic.loss_agg_mode": ("loss_agg_mode", "verl/trainer/ppo/core_algos.py agg_loss", "update"),
     "actor_rollout_ref.actor.kl_loss_type": ("kl_penalty", "verl/trainer/ppo/core_algos.py kl_penalty", "update"),
     "algorithm.kl_penalty": ("kl_penalty", "verl/trainer/ppo/core_algos.py kl_penalty", "step"),
+    "trainer.resume_mode": ("resume_mode", "verl/trainer/ppo/ray_trainer.py _load_checkpoint", "start"),
+    "data.truncation": ("truncation", "verl/utils/torch_functional.py postprocess_data", "data"),
 }
 #: The rollout's engine and mode, looked up as a pair.
 ROLLOUT_NAME, ROLLOUT_MODE = "actor_rollout_ref.rollout.name", "actor_rollout_ref.rollout.mode"

@@ -45,7 +45,7 @@ def choice_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
         out.append(issue(severity, key, tr(
             "{key}={value}: verl {release} has no {what} {value!r} ({site}, {when}); it has {choices}", key=key,
             value=value, release=known["release"], what=_what(kind), site=site,
-            when=tr("at the first step") if stage == "step" else tr("at the first update"),
+            when=_when(stage),
             choices=", ".join(choices)), "verl-choice", override=line))
     out += _rollout(known, written, cfg, severity)
     return out
@@ -82,7 +82,15 @@ def _rollout(known: dict, written: dict, cfg: DictConfig, severity: str) -> list
 def _what(kind: str) -> str:
     """What verl calls a value of the list ``kind``, in the reader's language."""
     return {"adv_estimator": tr("advantage estimator"), "policy_loss": tr("policy loss"),
-            "loss_agg_mode": tr("loss aggregation mode"), "kl_penalty": tr("KL estimator")}[kind]
+            "loss_agg_mode": tr("loss aggregation mode"), "kl_penalty": tr("KL estimator"),
+            "resume_mode": tr("resume mode"), "truncation": tr("truncation")}[kind]
+
+
+def _when(stage: str) -> str:
+    return {"step": tr("at the first step"), "update": tr("at the first update"),
+            "start": tr("when training starts: another value resumes from the latest checkpoint, as auto does, and "
+                        "fails where there is none"),
+            "data": tr("when the dataset is read")}[stage]
 
 
 def _value(cfg: DictConfig, key: str):
