@@ -63,3 +63,11 @@ def test_a_role_the_launch_does_not_run_is_not_judged(base_cfg):
             "critic.ppo_micro_batch_size_per_gpu=0"]
     argv = [a for a in argv if a != "critic.ppo_micro_batch_size_per_gpu=1"]
     assert not [i for i in evaluate(argv).errors if i.rule == "verl-positive-size"]
+
+
+def test_the_fully_async_entry_keeps_its_train_batch_of_zero(base_cfg):
+    """Its rollouter asserts ``data.train_batch_size == 0`` (it streams prompts) and never runs validate_config."""
+    argv = ["--config-name=fully_async_ppo_megatron_trainer", "data.train_batch_size=0"]
+    res = evaluate(argv, entry="verl.experimental.fully_async_policy.fully_async_main")
+    assert not [i for i in res.errors if i.rule == "verl-positive-size"]
+    assert [i for i in evaluate([*BASE, "data.train_batch_size=0"]).errors if i.rule == "verl-positive-size"]

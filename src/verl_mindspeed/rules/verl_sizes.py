@@ -12,11 +12,12 @@ from ..i18n import tr
 from ..model.verl_options import select as _select
 from ._base import Context, RoleView, _int, error, rule
 
-#: Each size, and the role that reads it (``None``: every launch does).
+#: Each size, and the role that reads it (``None``: every launch does; ``"driver"``: an entry whose driver runs
+#: verl's ``validate_config``: the fully-async entry asserts ``data.train_batch_size == 0``, it streams prompts).
 SIZES = {
     "trainer.nnodes": None,
     "trainer.n_gpus_per_node": None,
-    "data.train_batch_size": None,
+    "data.train_batch_size": "driver",
     "actor_rollout_ref.rollout.n": None,
     "actor_rollout_ref.actor.ppo_mini_batch_size": "actor",
     "actor_rollout_ref.actor.ppo_micro_batch_size": "actor",
@@ -48,8 +49,8 @@ def positive_sizes(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issue]:
         return
     for key, role in SIZES.items():
         value = _written(cfg, key)
-        if role is not None and role not in roles or isinstance(value, bool) or not isinstance(value, int) \
-                or value > 0:
+        wanted = ctx.driver_validates if role == "driver" else role is None or role in roles
+        if not wanted or isinstance(value, bool) or not isinstance(value, int) or value > 0:
             continue
         per_gpu = key + "_per_gpu" if key.endswith(_DEPRECATED) else None
         if per_gpu and _written(cfg, per_gpu) is not None:
