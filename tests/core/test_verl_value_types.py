@@ -121,3 +121,11 @@ def test_a_variable_the_script_leaves_unset_is_reported_once(base_cfg, tmp_path)
     source = read_launch_file(str(script), {})
     errors = [i for i in evaluate(source.argv, source=source).errors if i.key == "actor_rollout_ref.rollout.n"]
     assert len(errors) == 1 and "$N" in str(errors[0].message)
+
+
+def test_through_an_entry_the_tree_lacks_the_type_is_a_warning(base_cfg):
+    """A recipe's entry is judged against the verl config its own extends, whose defaults its config may retype."""
+    res = evaluate([*BASE, "actor_rollout_ref.actor.use_kl_loss=ture"], entry="recipe.dapo.main_dapo")
+    assert any(n.rule == "entry-standin" for n in res.issues)
+    (found,) = [i for i in res.issues if i.rule == "value" and "verl's default is" in str(i.message)]
+    assert found.severity == "warning" and found.override == "actor_rollout_ref.actor.use_kl_loss=True"

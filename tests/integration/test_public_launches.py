@@ -73,8 +73,8 @@ def test_check_fix_turns_the_failing_launches_into_ones_with_no_error(tmp_path, 
         copy = tmp_path / path.name
         shutil.copy(path, copy)
         for issue in read_launch_file(str(copy), {"HOME": "/home/user"}).issues:
-            if issue.rule == "unset-variable":
-                monkeypatch.setenv(issue.message.params["name"], "/data/placeholder")
+            if issue.rule == "unset-variable":  # a path, or verl's default where the key takes a switch or a number
+                monkeypatch.setenv(issue.message.params["name"], _placeholder(issue.key))
         text = path.read_text().lower()
         model = next((m for hint, m in models.items() if hint in text), None)
         given = ["--model-config", str(FIXTURES / "models" / model)] if model else []
@@ -93,3 +93,12 @@ def test_check_fix_turns_the_failing_launches_into_ones_with_no_error(tmp_path, 
     assert failing >= 20
     assert {name: NO_FIX.get(name) in rules for name, rules in left.items()} == {n: True for n in left}, left
     assert set(left) <= set(NO_FIX)
+
+
+def _placeholder(key: str) -> str:
+    from omegaconf import OmegaConf
+
+    from verl_mindspeed.compose import compose_argv
+
+    default = OmegaConf.select(compose_argv(["--config-name=ppo_megatron_trainer"]).cfg, key or "", default=None)
+    return str(default) if isinstance(default, (bool, int, float)) else "/data/placeholder"

@@ -276,7 +276,7 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
             cfg = composer(main, name, [t for t, _ in remaining] + extra)
             issues += [failed(sweep_message(text), override, cfg) for text, override in sweeps]
             written = [o for _, o in remaining]
-            issues += type_issues(composer.defaults, cfg, written)
+            issues += type_issues(composer.defaults, cfg, written, stand_in=tree.standin is not None)
             module = tree.standin.module if tree.standin else (tree.entry.module if tree.entry else None)
             issues += choice_issues(tree.version, module, cfg, written)
             return Composition(cfg, tree, name, [t for t, _ in remaining], issues, [o for _, o in remaining])

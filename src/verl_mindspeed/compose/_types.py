@@ -23,7 +23,7 @@ from ..errors import Issue
 from ..i18n import tr
 from ..overrides import hydra_value
 from ..resolver._suggest import nearest
-from ..rules._base import error
+from ..rules._base import issue
 
 _TRUTH = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
 
@@ -41,8 +41,11 @@ def default_types(base: DictConfig, keys: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def type_issues(defaults: dict[str, Any], cfg: DictConfig, parsed: Sequence[Override]) -> list[Issue]:
-    """An error for each launch override whose value is not of its default's type, with the value meant."""
+def type_issues(defaults: dict[str, Any], cfg: DictConfig, parsed: Sequence[Override],
+                stand_in: bool = False) -> list[Issue]:
+    """An error for each launch override whose value is not of its default's type, with the value meant; a warning
+    where the defaults are those of a config the launch's own extends (``stand_in``: its own may type it otherwise,
+    as the SFT trainer's ``test_freq: after_each_epoch`` does)."""
     issues = []
     last = {o.key_or_group: o for o in parsed}  # a key given twice: the value that stands
     for key, override in last.items():
@@ -67,7 +70,7 @@ def type_issues(defaults: dict[str, Any], cfg: DictConfig, parsed: Sequence[Over
                      default=defaults[key], value=value)
         if expected is bool:
             message = tr("{message}: verl reads any text but an empty one as True", message=message)
-        issues.append(error(key, message, "value", override=line))
+        issues.append(issue("warning" if stand_in else "error", key, message, "value", override=line))
     return issues
 
 
