@@ -25,7 +25,6 @@ Nothing in the output is hand-written.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import os
@@ -139,17 +138,9 @@ def render(data: dict) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args()
-    text = render(build())
-    if args.check:
-        same = OUT.is_file() and OUT.read_text(encoding="utf-8") == text
-        print("up to date" if same else f"out of date: {OUT} (run python tools/build_verl_choices.py)")
-        return 0 if same else 1
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT}")
-    return 0
+    from _pages import main as pages_main
+
+    return pages_main(__doc__, {"data": OUT}, lambda _lang: render(build()), "tools/build_verl_choices.py")
 
 
 if __name__ == "__main__":
