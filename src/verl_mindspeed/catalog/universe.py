@@ -10,14 +10,13 @@ arguments MindSpeed registers, per release branch. Refresh the snapshot with
 
 from __future__ import annotations
 
-import json
 import sys
 from functools import lru_cache
-from importlib import resources
 from typing import Optional
 
 from .._version import release_tuple
 from . import aliases, flag, flags
+from ._data import read_json
 
 #: MindSpeed release the checks target when none is given (newest known release branch).
 DEFAULT_RELEASE = "26.1.0_core_r0.12.1"
@@ -25,16 +24,14 @@ DEFAULT_RELEASE = "26.1.0_core_r0.12.1"
 
 @lru_cache(maxsize=None)
 def _data() -> dict:
-    text = resources.files(__package__).joinpath("data/known_keys.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    return read_json("known_keys.json")
 
 
 @lru_cache(maxsize=None)
 def stack_facts() -> dict:
     """The stack layers' facts generated from the packages (``data/stacks.json``, ``tools/refresh_stack_facts.py``):
     megatron-core's config fields per line, Megatron-Bridge's and mbridge's requirements and provider values."""
-    text = resources.files(__package__).joinpath("data/stacks.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    return read_json("stacks.json")
 
 
 def core_line_fields() -> dict[str, frozenset[str]]:

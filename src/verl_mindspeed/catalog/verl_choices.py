@@ -6,12 +6,11 @@ Each launch key names the list it is looked up in, and where verl looks it up (t
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from importlib import resources
 from typing import Optional
 
 from .._version import release_tuple
+from ._data import read_json
 
 #: Launch key -> (the list in the index, where verl looks the value up: the site that fails on any other, and
 #: when it first runs: at the first ``step`` or ``update``, when training ``start``s, when the ``data`` is read).
@@ -33,11 +32,7 @@ ROLLOUT_SITE = "verl/workers/rollout/base.py get_rollout_class"
 
 @lru_cache(maxsize=None)
 def _data() -> dict:
-    try:
-        text = resources.files(__package__).joinpath("data/verl_choices.json").read_text(encoding="utf-8")
-    except (FileNotFoundError, OSError):
-        return {"releases": [], "choices": {}}
-    return json.loads(text)
+    return read_json("verl_choices.json", missing={"releases": [], "choices": {}})
 
 
 def of_release(version: Optional[str]) -> Optional[dict]:

@@ -12,25 +12,20 @@ from each release's wheel (one command; a test fails when it drifts). Release se
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Optional
 
 from .._version import release_tuple
 from ..i18n import Msg, joined, tr
+from ._data import read_json
 
 BASE = "ppo_megatron_trainer"
 
 
 @lru_cache(maxsize=None)
 def _data() -> dict:
-    try:
-        text = resources.files(__package__).joinpath("data/verl_keys.json").read_text(encoding="utf-8")
-    except (FileNotFoundError, OSError):
-        return {"releases": [], "keys": {}, "configs": {}, "groups": {}, "moves": {}}
-    return json.loads(text)
+    return read_json("verl_keys.json", missing={"releases": [], "keys": {}, "configs": {}, "groups": {}, "moves": {}})
 
 
 def releases() -> tuple[str, ...]:
