@@ -4,6 +4,7 @@ write a value back as an override (:func:`hydra_value`)."""
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -109,3 +110,13 @@ def hydra_value(value: Any) -> str:
         return "[" + ",".join(hydra_value(v) for v in value) + "]"
     return str(value)
 
+
+def shell_word(word: str) -> str:
+    """One shell word, quoted only where the shell would split or expand it (a leading ``~`` of Hydra's deletion is
+    followed by a dot path, which the shell leaves alone)."""
+    bare = word[1:] if word.startswith("~") else word
+    if shlex.quote(bare) == bare:
+        return word
+    if "'" in word and not set('"$`\\!') & set(word):  # Hydra's own quotes kept, as check prints them elsewhere
+        return f'"{word}"'
+    return shlex.quote(word)

@@ -16,6 +16,7 @@ from typing import Callable, Optional, Sequence
 
 from ..errors import Issue
 from ..i18n import tr
+from ..overrides import shell_word
 
 #: Lines followed per launch, and rounds per line (a companion's own companions): each costs one judging of the
 #: launch.
@@ -77,7 +78,7 @@ def _fold(issue: Issue, new: Sequence[Issue], others: frozenset[str]) -> Optiona
             rules.append(follow.rule)
     if not added:
         return issue
-    return replace(issue, override=" ".join(_quoted(w) for w in words), hint=_more(issue, tr(
+    return replace(issue, override=" ".join(shell_word(w) for w in words), hint=_more(issue, tr(
         "set as meant, '{near}' then meets {rules}; the line takes that fix too: {keys}", near=_leaf(issue),
         keys=", ".join(dict.fromkeys(added)), rules=", ".join(dict.fromkeys(rules)))))
 
@@ -86,17 +87,6 @@ def _reverses(meant: str, word: str) -> bool:
     """Whether ``word`` sets a switch to the opposite of the ``meant`` one."""
     values = (meant.partition("=")[2].strip("'\"").lower(), word.partition("=")[2].strip("'\"").lower())
     return set(values) == {"true", "false"}
-
-
-def _quoted(word: str) -> str:
-    """One shell word, quoted only where the shell would split or expand it (a leading ``~`` of Hydra's deletion is
-    followed by a dot path, which the shell leaves alone)."""
-    bare = word[1:] if word.startswith("~") else word
-    if shlex.quote(bare) == bare:
-        return word
-    if "'" in word and not set('"$`\\!') & set(word):  # Hydra's own quotes kept, as check prints them elsewhere
-        return f'"{word}"'
-    return shlex.quote(word)
 
 
 def _leaf(issue: Issue) -> str:

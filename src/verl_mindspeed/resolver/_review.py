@@ -12,7 +12,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from ..errors import Issue, Location
 from ..i18n import tr
-from ..overrides import split_override
+from ..overrides import shell_word, split_override
 from ._history import DROP_RULES, group, occupied
 from ._keys import check_added_keys
 from ._suggest import value_fix
@@ -108,7 +108,7 @@ def _hydra_quoted(word: str) -> str:
     nothing inside them, else as ``shlex`` quotes it (a ``${...}`` the shell would expand)."""
     if "='" not in word or '"' in word:  # no quote for Hydra, or one already written for the shell
         return word
-    return f'"{word}"' if not set(word) & set('$`\\!') else shlex.quote(word)
+    return shell_word(word)
 
 
 #: Rules whose fix aligns a size on the actor's engine (the other roles, or the actor's own dict), so that it
