@@ -279,7 +279,7 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
             issues += type_issues(composer.defaults, cfg, written, stand_in=tree.standin is not None)
             module = tree.standin.module if tree.standin else (tree.entry.module if tree.entry else None)
             issues += choice_issues(tree.version, module, cfg, written)
-            return Composition(cfg, tree, name, [t for t, _ in remaining], issues, [o for _, o in remaining])
+            return Composition(cfg, tree, name, [t for t, _ in remaining], issues, written)
         except EvaluationError:
             raise
         except Exception as exc:  # hydra.errors.* and omegaconf errors

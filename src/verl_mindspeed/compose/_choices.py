@@ -14,11 +14,12 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from hydra.core.override_parser.types import Override
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from ..catalog import verl_choices
 from ..errors import Issue
 from ..i18n import tr
+from ..model.verl_options import select
 from ..resolver._suggest import nearest
 from ..rules._base import issue
 from ._entry import DEFAULT_ENTRY
@@ -33,7 +34,7 @@ def choice_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
     severity = "error" if (entry or DEFAULT_ENTRY) == DEFAULT_ENTRY else "warning"
     out = []
     for key, (kind, site, stage) in verl_choices.KEYS.items():
-        value = _value(cfg, key) if key in written else None
+        value = select(cfg, key) if key in written else None
         if not isinstance(value, str) or kind not in known:
             continue
         base = value[:-1] if known.get("kl_penalty_plus") and kind == "kl_penalty" and value.endswith("+") else value
@@ -56,7 +57,7 @@ def _rollout(known: dict, written: dict, cfg: DictConfig, severity: str) -> list
     keys = (verl_choices.ROLLOUT_NAME, verl_choices.ROLLOUT_MODE)
     if not pairs or not any(k in written for k in keys):
         return []
-    name, mode = (_value(cfg, k) for k in keys)
+    name, mode = (select(cfg, k) for k in keys)
     if not isinstance(name, str) or not isinstance(mode, str) or (name, mode) in pairs:
         return []
     names = sorted({n for n, _ in pairs})
@@ -91,13 +92,6 @@ def _when(stage: str) -> str:
             "start": tr("when training starts: another value resumes from the latest checkpoint, as auto does, and "
                         "fails where there is none"),
             "data": tr("when the dataset is read")}[stage]
-
-
-def _value(cfg: DictConfig, key: str):
-    try:
-        return OmegaConf.select(cfg, key, throw_on_missing=False)
-    except Exception:  # noqa: BLE001 - an interpolation that does not resolve: its own check reports it
-        return None
 
 
 def _as_written(override: Override) -> str:

@@ -15,12 +15,13 @@ import math
 from typing import Any, Optional, Sequence
 
 from hydra.core.override_parser.types import Override
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from .. import catalog
 from ..catalog import OTC
 from ..errors import Issue
 from ..i18n import tr
+from ..model.verl_options import select
 from ..overrides import hydra_value
 from ..resolver._suggest import nearest
 from ..rules._base import issue
@@ -30,15 +31,7 @@ _TRUTH = {"true": True, "yes": True, "on": True, "false": False, "no": False, "o
 
 def default_types(base: DictConfig, keys: Sequence[str]) -> dict[str, Any]:
     """verl's default for each of ``keys`` in ``base``, where it is a boolean, an integer or a float."""
-    out: dict[str, Any] = {}
-    for key in keys:
-        try:
-            value = OmegaConf.select(base, key, throw_on_missing=False)
-        except Exception:  # noqa: BLE001 - an interpolation that does not resolve in the base: nothing to learn
-            continue
-        if isinstance(value, (bool, int, float)):
-            out[key] = value
-    return out
+    return {key: value for key in keys if isinstance(value := select(base, key), (bool, int, float))}
 
 
 def type_issues(defaults: dict[str, Any], cfg: DictConfig, parsed: Sequence[Override],
@@ -51,10 +44,7 @@ def type_issues(defaults: dict[str, Any], cfg: DictConfig, parsed: Sequence[Over
     for key, override in last.items():
         if key not in defaults or override.is_delete() or _catalogued(key):
             continue
-        try:
-            value = OmegaConf.select(cfg, key, throw_on_missing=False)
-        except Exception:  # noqa: BLE001 - the unresolved-interpolation check reports it
-            continue
+        value = select(cfg, key)
         expected = type(defaults[key])
         if value is None or value == "" or _fits(value, expected):
             continue  # '': a variable the script leaves unset, which the launch reader reports
