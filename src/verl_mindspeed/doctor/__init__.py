@@ -57,6 +57,7 @@ from ._said import named, pointed
 from ._settings import movable, settings, unique, written_keys
 from ._sites import Match
 from ._stack import code_access, dataclass_refusal, explain, full_key, unexpected_field
+from ._stated import stated
 from ._switch import switched
 from ._untyped import error_lines, known_lines, quoted
 from ._verl import written_as
@@ -202,13 +203,18 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
     if site is not None and settable:
         verdict = settings(site, settable, _lifted(what, site), launch, options)
         if verdict.certainty == "confirmed" or any(c.fix for c in verdict.causes):
-            return verdict  # otherwise the switch the check sits under may be the way out
+            return verdict  # otherwise the message's own values, or the switch the check sits under, may be the way out
+        said = stated(raised, site, verdict.what, launch, options)
+        if said is not None and any(c.fix for c in said.causes):
+            leaves = {c.key.rsplit(".", 1)[-1] for c in said.causes}  # the message's role for a name it states
+            rest = [c for c in verdict.causes if c.key.rsplit(".", 1)[-1] not in leaves]
+            return replace(said, causes=unique(said.causes + rest), fields=verdict.fields + said.fields)
         return switched(site, verdict.what, launch, options, verdict.causes, verdict.fields) or verdict
     verdict = explain(raised, site, launch) or not_the_launch(raised, site)
     if verdict.kind == "upstream" and site is not None and generic(site):  # a helper's words: whose values, unknown
         verdict = named(raised, None, options.get("verl_version")) or Verdict("unknown", _what(raised, None))
-    if verdict.kind == "upstream":  # a condition on values verl derives, where the message names the setting
-        verdict = pointed(raised, site) or verdict
+    if verdict.kind == "upstream":  # a condition on values verl derives, where the message states the settings
+        verdict = stated(raised, site, what, launch, options) or pointed(raised, site) or verdict
     if verdict.kind == "upstream" and site is not None:  # or the switch it sits under, which the message names
         verdict = switched(site, _lifted(what, site), launch, options, message=raised.message[:2000]) or verdict
     if verdict.kind == "upstream":  # a condition on its own arguments, one of which prints a setting's choice

@@ -67,12 +67,33 @@ class Verdict:
     """``confirmed`` (the replay reproduces it), ``likely`` (bound values name the key) or ``possible``."""
 
 
+#: The role whose code a raise sits in, by its file: a name it reads is that role's setting first.
+_CODE_ROLES = (("verl/workers/rollout/", "actor_rollout_ref.rollout."), ("verl/workers/critic/", "critic."),
+               ("verl/workers/reward", "reward"))
+
+
+def code_role(file: str) -> Optional[str]:
+    """The key prefix of the role whose code ``file`` is (``verl/workers/rollout/...``: the rollout's), or None."""
+    return next((prefix for code, prefix in _CODE_ROLES if code in file), None)
+
+
+#: The order in which a setting's paths are named where nothing says which role raised: the trained actor's first,
+#: then its rollout and model, the reference, and the other roles last.
+_ROLE_ORDER = ("actor_rollout_ref.actor.", "actor_rollout_ref.rollout.", "actor_rollout_ref.model.",
+               "actor_rollout_ref.ref.", "actor_rollout_ref.")
+
+
+def _role_rank(path: str) -> int:
+    return next((n for n, prefix in enumerate(_ROLE_ORDER) if path.startswith(prefix)), len(_ROLE_ORDER))
+
+
 @lru_cache(maxsize=1)
 def verl_leaves() -> dict[str, tuple[str, ...]]:
+    """Setting name -> verl's paths of that name, the actor's first (a critic's field is named after the actor's)."""
     out: dict[str, list[str]] = {}
     for path in verl_keys._data()["keys"]:
         out.setdefault(path.rsplit(".", 1)[-1], []).append(path)
-    return {k: tuple(sorted(v, key=len)) for k, v in out.items()}
+    return {k: tuple(sorted(v, key=lambda p: (_role_rank(p), len(p)))) for k, v in out.items()}
 
 
 @lru_cache(maxsize=1)
@@ -99,7 +120,14 @@ def section_paths(leaf: str, chains: tuple[str, ...]) -> list[str]:
     named = {w for c in chains if c.rsplit(".", 1)[-1] == leaf for w in _SECTIONS
              if re.search(rf"(?:^|[._]){w}(?:[._]|$)", c.rsplit(".", 1)[0])}
     paths = [p for p in verl_leaves().get(leaf, ()) if any(f".{w}." in f".{p}" for w in named)]
-    return sorted(paths, key=lambda p: (not p.startswith("actor_rollout_ref."), len(p)))[:1]
+    ends = [c.split(".") for c in chains if c.rsplit(".", 1)[-1] == leaf]
+
+    def spelled(path: str) -> int:  # how much of the chain's end the path spells (``prometheus.enable``)
+        parts = path.split(".")
+        return max((next((n for n in range(1, min(len(e), len(parts)) + 1) if e[-n] != parts[-n]),
+                          min(len(e), len(parts)) + 1) - 1 for e in ends), default=0)
+
+    return sorted(paths, key=lambda p: (-spelled(p), not p.startswith("actor_rollout_ref."), len(p)))[:1]
 
 
 def paths_for(leaf: str, package: str = "verl", chains: tuple[str, ...] = ()) -> list[str]:
@@ -116,9 +144,16 @@ def paths_for(leaf: str, package: str = "verl", chains: tuple[str, ...] = ()) ->
         return [ACTOR + leaf]
     if package in MEGATRON_SIDE:
         return [f"{ACTOR}{OTC}.{leaf}"] if leaf in universe.known_otc_keys() else []
-    if package == "verl" and "_" in leaf and len(leaf) >= 8:
-        return list(verl_leaves().get(leaf, ()))[:2]
+    if package == "verl" and "_" in leaf and len(leaf) >= 8:  # a section of that name holds settings, is none
+        return [p for p in verl_leaves().get(leaf, ()) if p not in verl_sections()][:2]
     return []
+
+
+@lru_cache(maxsize=1)
+def verl_sections() -> frozenset[str]:
+    """verl's config sections (``data``, ``actor_rollout_ref.actor.megatron.router_replay``): keys that hold others,
+    no setting."""
+    return frozenset(key.rsplit(".", 1)[0] for key in verl_keys._data()["keys"] if "." in key)
 
 
 #: Variables a message names only to print more (a full trace, a debug log): never what failed.

@@ -11,13 +11,12 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from math import prod
 from typing import Optional
 
 from ..catalog import verl_keys
 from ..i18n import tr
-from ._blame import ACTOR, MODEL_FIELDS, Cause, Verdict, verl_leaves
+from ._blame import ACTOR, MODEL_FIELDS, Cause, Verdict, verl_leaves, verl_sections
 from ._log import Raised
 from ._replay import Replay, launch_value
 from ._sites import Match
@@ -231,12 +230,6 @@ def _divisor_fix(message: str, printed: dict[str, tuple[str, Optional[int], int]
     return out
 
 
-@lru_cache(maxsize=1)
-def _sections() -> frozenset[str]:
-    """verl's config sections (``data``, ``actor_rollout_ref.rollout``): keys that hold others, no setting."""
-    return frozenset(key.rsplit(".", 1)[0] for key in verl_keys._data()["keys"] if "." in key)
-
-
 _DOTTED = re.compile(r"(?<![\w.])(?P<path>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+)(?![\w])")
 
 
@@ -254,7 +247,7 @@ def pointed(raised: Raised, site: Optional[Match]) -> Optional[Verdict]:
     for hit in _DOTTED.finditer(" ".join(site.site.parts)):
         path = hit.group("path")
         have = [k for k in verl_leaves().get(path.rsplit(".", 1)[-1], ())
-                if k not in _sections() and raising & set(releases_with(k))]  # the settings of that name they have
+                if k not in verl_sections() and raising & set(releases_with(k))]  # the settings of that name they have
         ends = [k for k in have if k == path or k.endswith("." + path)] or have
         if len(ends) == 1 and ends[0] not in found:
             found.append(ends[0])

@@ -14,7 +14,7 @@ from ..catalog import verl_keys
 from ..catalog.universe import arguments, core_line_fields, mindspeed_arguments
 from ..i18n import Msg
 from ._advice import advised_flags
-from ._blame import Cause, Verdict, engine_keys, fields_of, paths_for
+from ._blame import Cause, Verdict, code_role, engine_keys, fields_of, paths_for
 from ._fix import passing_values, solve
 from ._replay import Replay, clears
 from ._sites import Match
@@ -127,8 +127,16 @@ def keys_of(site: Match, leaf: str, launch: Optional[Replay], options: dict, cha
     if bound and written:  # the argument whose value the message printed
         printed = str(site.bound[bound[0]]).strip()
         written = [k for k in written if launch.value(k) == printed] or written
-    return (written or _of_class(site, leaf, options.get("verl_version")) or
+    return (written or _of_class(site, leaf, options.get("verl_version")) or _of_role(site, leaf) or
             paths_for(leaf, site.site.package, chains or site.site.chains))[:2]
+
+
+def _of_role(site: Match, leaf: str) -> list[str]:
+    """A setting verl's rollout code reads (``self.config.pipeline_model_parallel_size`` in the PD replica): the
+    rollout's key of that name, not the actor's Megatron size."""
+    role = code_role(site.site.file) if site.site.package == "verl" else None
+    key = f"{role}{leaf}" if role and role.endswith(".") else None
+    return [key] if key and key in verl_keys._data()["keys"] else []
 
 
 def _of_class(site: Match, leaf: str, verl_version: Optional[str] = None) -> list[str]:
