@@ -182,3 +182,39 @@ def test_vllm_ascends_mla_heads_per_rank_sets_the_rollouts_tensor_parallel_size(
     given = _causes(diagnose(_MLA.format(n=n), [*NEUTRAL, *launch]))
     assert {k: v and v.partition("=")[2] for k, v in given.items()} == expected
     _accepted([line for line in given.values() if line])
+
+
+@pytest.mark.parametrize("log", [
+    "OSError: You are trying to access a gated repo.\nMake sure to have access to it at <URL>",
+    f"{WORKER}huggingface_hub.errors.GatedRepoError: 401 Client Error. Cannot access gated repo for url "
+    "https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json.",
+])
+def test_a_gated_model_names_the_token_and_no_launch_key(log):
+    found = diagnose(log)
+    assert found.exit_code == 0
+    assert _causes(found) == {"HF_TOKEN": None}
+    assert found.failures[0].verdict.kind == "env"
+
+
+def test_vllm_ascends_allocator_missing_from_the_asserts_code_line_alone():
+    """vllm-ascend#556 posts only the assert's code line: read as its AssertionError, the build's variable named."""
+    found = diagnose('[rank12]:     assert camem_available, "camem allocator is not available"\n')
+    assert found.exit_code == 0
+    assert _causes(found) == {"COMPILE_CUSTOM_KERNELS": None}
+    assert diagnose("assert x > 0\n").exit_code == 2  # an assert with no message of its own is no failure read
+
+
+@pytest.mark.parametrize("given, size", [(None, 16), ("8", 16)])
+def test_vllms_cpu_swap_space_exhausted_raises_the_swap_space(given, size):
+    key = f"{R}.engine_kwargs.vllm.swap_space"
+    log = ("RuntimeError: Aborted due to the lack of CPU swap space. Please increase the swap space to avoid this "
+           "error.")
+    argv = NEUTRAL + ([f"{key}={given}"] if given else [])
+    found = diagnose(log, argv, verl_version="0.5.0")
+    assert _causes(found) == {key: f"{key}={size}"}
+
+
+def test_the_swap_space_of_an_unknown_release_is_given_under_both_of_its_names():
+    """Neither a launch nor a release: the key verl 0.4 and 0.5 read, and the one before (verl#960's own)."""
+    found = diagnose("RuntimeError: Aborted due to the lack of CPU swap space. Please increase the swap space.")
+    assert list(_causes(found)) == [f"{R}.engine_kwargs.vllm.swap_space", f"{R}.engine_kwargs.swap_space"]

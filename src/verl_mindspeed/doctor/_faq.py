@@ -9,6 +9,12 @@
   turns the compiled entropy off with ``use_torch_compile=False``, a key only verl's FSDP engines read (0.9.1's
   ``FSDPEngineConfig``); its Megatron engine compiles the entropy regardless (``_VocabParallelEntropy`` under
   ``torch.compile``), so on a Megatron launch no key is at fault and none is named.
+- A gated model on the Hugging Face Hub (``You are trying to access a gated repo``, ``Access to model ... is
+  restricted``): the workers download it without a token that has access. ``HF_TOKEN`` is named, with no line (the
+  token is the user's); a local copy at ``actor_rollout_ref.model.path`` needs none.
+- vllm-ascend's sleep mode without its allocator (``camem allocator is not available``): vllm-ascend was built
+  without its custom operators; its developers' answer is to build it again with ``COMPILE_CUSTOM_KERNELS=1``. No
+  line: the variable is read when vllm-ascend is installed, not when verl runs.
 """
 
 from __future__ import annotations
@@ -26,7 +32,21 @@ _RAYLET = re.compile(r"Unable to register worker with raylet")
 _NUM_CPUS = ("ray_kwargs.ray_init.num_cpus", "ray_init.num_cpus")
 
 
+_GATED = re.compile(r"trying to access a gated repo|Cannot access gated repo|Access to model \S+ is restricted")
+_CAMEM = re.compile(r"camem allocator is not available")
+
+
 def faq_answer(raised: Raised, what: Msg, verl_version: Optional[str] = None) -> Optional[Verdict]:
+    if _GATED.search(raised.message):
+        return Verdict("env", tr(
+            "{what}: the model is gated on the Hugging Face Hub and the process downloading it has no token with "
+            "access: request access on the model's page, then export HF_TOKEN where the workers start (or point "
+            "actor_rollout_ref.model.path at a local copy)", what=what), [Cause("HF_TOKEN")], ("HF_TOKEN",), "likely")
+    if _CAMEM.search(raised.message):
+        return Verdict("env", tr(
+            "{what}: vllm-ascend was built without its custom operators, so the rollout's sleep mode has no "
+            "allocator; build vllm-ascend again with COMPILE_CUSTOM_KERNELS=1 set at install time",
+            what=what), [Cause("COMPILE_CUSTOM_KERNELS")], ("COMPILE_CUSTOM_KERNELS",), "likely")
     if _RAYLET.search(raised.message):
         key = next((k for k in _NUM_CPUS if verl_version in releases_with(k)), _NUM_CPUS[0])
         return Verdict("override", tr(

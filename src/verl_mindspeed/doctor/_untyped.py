@@ -56,6 +56,9 @@ _ERROR_LINE = re.compile(r"\b(?:CUDA error|NPU (?:function )?error|Invalid devic
 _CHATTER = re.compile(r"\b(?:WARN(?:ING)?|[A-Z]\w*Warning|Warning|INFO|DEBUG)\b|^\s*\[W[\s\d]")
 
 
+#: An ``assert`` statement's code line with its message (a traceback cut after it): an AssertionError.
+_ASSERTED = re.compile(r"^assert\s+[^\n]+?,\s*f?(?P<q>[\"'])(?P<message>[^\"'{}]{8,200})(?P=q)\s*$")
+
 #: Python's own messages, quoted without their exception's type: that type.
 _PYTHON = ((re.compile(r"^cannot import name '\w+' from '[\w.]+'"), "ImportError"),
            (re.compile(r"^No module named '[\w.]+'"), "ModuleNotFoundError"),
@@ -78,7 +81,10 @@ def error_lines(text: str) -> list[Raised]:
         if _CHATTER.search(plain) or not _prose(line):
             continue
         typed = next((kind for pattern, kind in _PYTHON if pattern.search(plain.strip("`\"“”"))), None)
-        if typed:
+        asserted = _ASSERTED.match(plain)
+        if asserted:  # the assert's code line, cut before the exception's: its message
+            out.append(Raised("AssertionError", asserted.group("message"), [], stream, number))
+        elif typed:
             out.append(Raised(typed, plain.strip("`\"“”"), [], stream, number))
         elif _ERROR_LINE.search(line[:2000]):
             out.append(Raised("Error", plain.strip("`\"“”'").strip(), [], stream, number))
