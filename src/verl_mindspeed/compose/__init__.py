@@ -33,6 +33,7 @@ from ._hydra_errors import KeyContext, issue_for_failure, unparsable_issue
 from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
 from ._launchline import split_pasted
 from ._memo import ComposeMemo, disk_cache
+from ._router import router_issues
 from ._standin import MEGATRON_BASE, RECIPES, StandIn, base_of, source_root, unchecked
 from ._trees import installed_tree, release_tree
 from ._types import type_issues
@@ -279,6 +280,7 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
             issues += type_issues(composer.defaults, cfg, written, stand_in=tree.standin is not None)
             module = tree.standin.module if tree.standin else (tree.entry.module if tree.entry else None)
             issues += choice_issues(tree.version, module, cfg, written)
+            issues += router_issues(tree.version, module, cfg, written)
             return Composition(cfg, tree, name, [t for t, _ in remaining], issues, written)
         except EvaluationError:
             raise

@@ -23,10 +23,8 @@ from ..errors import Issue
 from ..i18n import tr
 from ..model.verl_options import select
 from ..overrides import hydra_value
-from ..resolver._suggest import nearest
+from ..resolver._suggest import fix_value
 from ..rules._base import issue
-
-_TRUTH = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
 
 
 def default_types(base: DictConfig, keys: Sequence[str]) -> dict[str, Any]:
@@ -78,13 +76,9 @@ def _fits(value: Any, expected: type) -> bool:
 
 def _meant(value: Any, expected: type) -> Optional[Any]:
     """The value of ``expected``'s type the user meant, or None when none is plain."""
-    if expected is bool:
-        text = str(value).strip().lower()
-        near = _TRUTH.get(text)
-        if near is None:
-            guess = nearest(text, ["true", "false"])
-            near = None if guess is None else guess == "true"
-        return near
+    if expected is bool:  # the catalogue's reading of a switch's words (``yes``, ``off``, ``Ture``, ``disabled``)
+        meant = fix_value(str(value), "bool")
+        return None if meant is None else meant == "True"
     try:
         number = float(str(value).strip())
     except ValueError:
