@@ -218,3 +218,24 @@ def test_the_swap_space_of_an_unknown_release_is_given_under_both_of_its_names()
     """Neither a launch nor a release: the key verl 0.4 and 0.5 read, and the one before (verl#960's own)."""
     found = diagnose("RuntimeError: Aborted due to the lack of CPU swap space. Please increase the swap space.")
     assert list(_causes(found)) == [f"{R}.engine_kwargs.vllm.swap_space", f"{R}.engine_kwargs.swap_space"]
+
+
+def test_an_npu_opened_past_the_ones_the_process_sees_is_rays_narrowing():
+    """vllm-ascend#167: each Ray worker sees its own NPU only, and the code opens NPU 1 by its rank."""
+    line = ("(RayWorkerWrapper pid=118835) ERROR 02-26 09:45:37 worker_base.py:572]         The argument is invalid."
+            "Reason: Set visible device failed, invalid device=1, input visible devices:1")
+    assert _causes(diagnose(line + "\n")) == {
+        "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES": "export RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1"}
+    inside = line.replace("invalid device=1, input visible devices:1", "invalid device=1, input visible devices:0,1")
+    assert "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES" not in _causes(diagnose(inside + "\n"))
+
+
+def test_a_loggers_info_line_that_mentions_a_variable_is_no_cause():
+    """vllm-ascend#540: vLLM's plugin loader logs "set environment variable VLLM_PLUGINS to control which plugins to
+    load" under the failure; read as advice it gave ``export VLLM_PLUGINS=control``."""
+    log = "\n".join(["RuntimeError: Failed to infer device type",
+                     "INFO 04-16 13:55:44 __init__.py:36] set environment variable VLLM_PLUGINS to control which "
+                     "plugins to load."])
+    assert all(c.key != "VLLM_PLUGINS" for f in diagnose(log).failures for c in f.verdict.causes)
+    advice = "RuntimeError: the buffer is too small: set environment variable HCCL_BUFFSIZE to 400 and retry"
+    assert _causes(diagnose(advice)) == {"HCCL_BUFFSIZE": "export HCCL_BUFFSIZE=400"}

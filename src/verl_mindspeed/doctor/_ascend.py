@@ -5,6 +5,9 @@
   and npu:3``): Ray narrows ``ASCEND_RT_VISIBLE_DEVICES`` to each worker's NPU unless
   ``RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES`` is set; then every worker sees every NPU, and code that does
   not pick its device by local rank (verl's workers do, a recipe's code may not) puts tensors on ``npu:0``.
+- CANN's ``Set visible device failed, invalid device=1, input visible devices:1`` (vllm-ascend#167): the process
+  opens an NPU by its rank, past the ones it sees, because Ray narrowed them to the worker's own; vllm-ascend's
+  maintainers set ``RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1`` before Ray starts.
 - ``torch_npu detected, but NPU device is not available or visible`` (verl's Ascend FAQ): the process sees no NPU.
   ``ASCEND_RT_VISIBLE_DEVICES`` lists the cards (one per device of ``trainer.n_gpus_per_node`` when the launch sets
   it); ``npu-smi info`` shows whether the driver sees them.
@@ -38,6 +41,10 @@ _MLA_HEADS = re.compile(r"numHeads\s*/\s*numKvHeads\s*=\s*(\d{1,6}),\s*MLA only 
 _MLA_PER_RANK = (32, 64, 128)
 ROLLOUT_TP = "actor_rollout_ref.rollout.tensor_model_parallel_size"
 EAGER = "actor_rollout_ref.rollout.enforce_eager"
+#: CANN refusing a device the process does not see (vllm-ascend#167): ``Set visible device failed, invalid
+#: device=1, input visible devices:1``.
+_NARROWED = re.compile(r"invalid device=(?P<device>\d{1,4}), input visible devices:\s*"
+                       r"(?P<visible>\d{1,4}(?:,\d{1,4})*)")
 _INVISIBLE = re.compile(r"NPU device is not available or visible|npu\.is_available\(\)\s*(?:returns?|is|==)\s*False")
 
 
@@ -93,6 +100,14 @@ def _devices(raised: Raised, what: Msg, launch: Optional[Replay]) -> Optional[Ve
             "npu:0: unset it before Ray starts. Where it is not set, a tensor was made or loaded on npu:0 (a "
             "checkpoint loaded without map_location)", what=what, other=other, noset=NOSET),
             [Cause(NOSET, f"unset {NOSET}")], certainty="possible")
+    narrowed = _NARROWED.search(raised.message[:4000])
+    if narrowed and int(narrowed.group("device")) >= len(narrowed.group("visible").split(",")):
+        return Verdict("env", tr(
+            "{what}: the process opens NPU {device} where {variable} lists {visible} only: Ray narrowed the visible "
+            "NPUs to the worker's own, and the code picks its NPU by rank. vllm-ascend's answer: set {noset}=1 before "
+            "Ray starts on every node, so each worker sees every NPU", what=what, device=narrowed.group("device"),
+            visible=narrowed.group("visible"), variable=VISIBLE, noset=NOSET),
+            [Cause(NOSET, f"export {NOSET}=1")], certainty="possible")
     if _INVISIBLE.search(raised.message):
         count = int_of(launch_value(launch, "trainer.n_gpus_per_node"))
         fix = f"export {VISIBLE}={','.join(map(str, range(count)))}" if count and 0 < count <= _MOST_CARDS else None

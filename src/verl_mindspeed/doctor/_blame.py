@@ -36,8 +36,13 @@ MODEL_FIELDS = frozenset({
     "moe_router_enable_expert_bias", "moe_router_group_topk", "moe_router_num_groups", "rotary_interleaved",
     # its activation, normalization and positions (Megatron-LM's and MindSpeed's names; verl's build reads the model)
     "swiglu", "normalization", "position_embedding_type"})
+#: A variable a message tells the user to set, with its value where it gives one (``export HCCL_BUFFSIZE=400``,
+#: ``set environment variable X to 1``); a word of prose after "to" is no value ("set environment variable
+#: VLLM_PLUGINS to control which plugins to load", vLLM's own log line).
 _ENV = re.compile(r"(?i:environment variable|env var(?:iable)?|export)\s+`?(?P<var>[A-Z][A-Z0-9_]{2,})\b`?"
-                  r"(?:[^.\n]*?(?:\b(?i:to)\b|=)\s*`?(?P<value>[\w./:-]+))?")
+                  r"(?:[^.\n]*?(?:\b(?i:to)\b|=)\s*`?(?P<value>[\w./:-]+)(?![\w./:-]))?")
+#: A log line that reports no failure (a logger's INFO, DEBUG or WARNING): its advice is no cause.
+_CHATTER = re.compile(r"\b(?:INFO|DEBUG|WARN(?:ING)?)\b")
 _MODULE = re.compile(r"No module named '(?P<mod>[\w.]+)'|cannot import name '(?P<name>\w+)' from '(?P<from>[\w.]+)'"
                      r"|(?:module|type object) '(?P<amod>[\w.]+)' has no attribute '(?P<attr>\w+)'")
 
@@ -192,7 +197,8 @@ def environment(raised: Raised, found: Optional[Match]) -> Optional[Cause]:
         return runtime
     too = next((h.group("var") for h in _SIZED.finditer(raised.message)
                 if h.group("var").startswith(_RUNTIME) and h.group("var") not in _DIAGNOSTIC), None)
-    hit = next((h for h in _ENV.finditer(raised.message) if h.group("var").upper() not in _DIAGNOSTIC), None)
+    hit = next((h for h in _ENV.finditer(raised.message) if h.group("var").upper() not in _DIAGNOSTIC
+                and not _CHATTER.search(_line_of(raised.message, h.start()))), None)
     condition = found.site.condition if found and found.site.condition else ""
     if hit is None:
         env = re.search(r"environ(?:\.get)?\(?\[?['\"](?P<var>[A-Z][A-Z0-9_]+)['\"]", condition)
@@ -200,7 +206,13 @@ def environment(raised: Raised, found: Optional[Match]) -> Optional[Cause]:
             return Cause(raised.message.strip().strip("'"))
         return Cause(env.group("var")) if env else Cause(too) if too else None
     value = hit.group("value")
+    if value and value.isalpha() and value.islower() and re.match(r"\s+[a-z]", raised.message[hit.end():]):
+        value = None  # a word of a sentence, not a value
     return Cause(hit.group("var"), f"export {hit.group('var')}={value}" if value else None)
+
+
+def _line_of(text: str, at: int) -> str:
+    return text[text.rfind("\n", 0, at) + 1:(text.find("\n", at) + 1 or len(text) + 1) - 1]
 
 
 def fields_of(found: Match) -> list[str]:
