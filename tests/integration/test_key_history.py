@@ -122,8 +122,10 @@ def test_a_moved_key_is_written_where_it_lives_now(capsys):
     code, data = check(capsys, "--config-name=ppo_megatron_trainer", f"{A}.router_replay.mode=R3")
     err = errors(data)[f"{A}.router_replay.mode"]
     assert err["rule"] == "verl-key-moved" and "0.9.1" in err["message"]
-    assert err["override"] == f"{A}.megatron.router_replay.mode=R3"
-    code, data = check(capsys, "--config-name=ppo_megatron_trainer", err["override"])
+    # set where it lives, R3 needs the rollout's routes (verl-router-replay): the line takes that fix too
+    assert err["override"] == (f"{A}.megatron.router_replay.mode=R3 "
+                               "actor_rollout_ref.rollout.enable_rollout_routing_replay=True")
+    code, data = check(capsys, "--config-name=ppo_megatron_trainer", *err["override"].split())
     assert code == 0, data["errors"]
 
 

@@ -23,7 +23,7 @@ from ..overrides import shell_word
 MOST_FOLLOWED = 8
 ROUNDS = 3
 #: Errors whose line re-states the user's own key and value, corrected: the key is set as meant only once pasted.
-RESTATING = frozenset({"unknown-key", "value", "hydra-missing-plus", "hydra-append", "hydra-sweep",
+RESTATING = frozenset({"unknown-key", "value", "hydra-missing-plus", "hydra-append", "hydra-sweep", "verl-key-moved",
                        "verl-positive-size"})
 
 
