@@ -99,3 +99,33 @@ def test_the_key_the_launch_writes_and_a_line_check_accepts():
            "option is only used in R3 mode; it should not be set when using R2 mode.")
     causes = dict(_causes(log, argv))
     assert causes == {"actor_rollout_ref.actor.megatron.router_replay.mode": None, RR: RR + "=False"}
+
+
+def test_every_verl_message_that_states_a_setting_names_one():
+    """Every raise of verl 0.5.0 to 0.9.1 whose own words state one of verl's settings with a value (``name=value``)
+    is formatted (each placeholder an ``X``) and read alone, as a worker's log line: the doctor names a setting the
+    message states, or one its condition reads, and never calls it upstream's code. The self-check that found 13 of
+    them placed nowhere."""
+    from verl_mindspeed.doctor._blame import verl_leaves
+    from verl_mindspeed.doctor._sites import sites
+    from verl_mindspeed.doctor._stated import _STATED
+
+    def stated(text: str) -> set[str]:
+        names = {m.group("name") for m in _STATED.finditer(text)}
+        return {n for n in names if ("." in n or "_" in n)
+                and any(k == n or k.endswith("." + n) for k in verl_leaves().get(n.rsplit(".", 1)[-1], ()))}
+
+    seen, checked, missed = set(), 0, []
+    for site in sites():
+        text = "\x00".join(site.parts)
+        if site.package != "verl" or "/veomni/" in site.file or text in seen or not stated(text):
+            continue
+        seen.add(text)
+        found = diagnose(f"{W}{site.exception}: {'X'.join(site.parts)}")
+        named = {c.key.rsplit(".", 1)[-1] for f in found.failures for c in f.verdict.causes}
+        kinds = {f.verdict.kind for f in found.failures}
+        checked += 1
+        if not named or "upstream" in kinds:
+            missed.append((site.file, site.function, text[:80]))
+    assert checked >= 30
+    assert missed == [], "\n".join(map(str, missed))

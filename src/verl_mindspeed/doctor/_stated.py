@@ -58,9 +58,10 @@ def _key(name: str, site: Match, launch: Optional[Replay], verl_version: Optiona
     """The verl key a printed name is, in the releases that raise there: the one the launch writes, else the first
     in role order."""
     leaf = name.rsplit(".", 1)[-1]
-    if ("." not in name and "_" not in name) or leaf in MODEL_FIELDS:
-        return None
+    role = code_role(site.site.file)
     paths = [k for k in verl_leaves().get(leaf, ()) if k == name or k.endswith("." + name)]
+    if ("." not in name and "_" not in name) or (leaf in MODEL_FIELDS and not (role and f"{role}{leaf}" in paths)):
+        return None  # a size of the world or the model, unless the rollout's code names the rollout's own
     # the releases that raise there (the one installed or named, where it is one of them): the newest first
     raising = sorted(site.releases, key=_release, reverse=True)
     if verl_version in raising:
@@ -70,7 +71,6 @@ def _key(name: str, site: Match, launch: Optional[Replay], verl_version: Optiona
         if had:
             paths = had
             break
-    role = code_role(site.site.file)
     paths = sorted(paths, key=lambda k: not (role and k.startswith(role)))  # stable: role order otherwise
     written = [k for k in paths if launch is not None and k in launch.keys()]
     return (written or paths or [None])[0]
