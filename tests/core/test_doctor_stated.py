@@ -41,6 +41,10 @@ def _causes(log: str, argv=None) -> list[tuple[str, object]]:
     ("AssertionError: Step-dependent optimal baseline requires sum_pi_squared from actor. Please set "
      "actor.calculate_sum_pi_squared=True in config.",
      [("actor_rollout_ref.actor.calculate_sum_pi_squared", "actor_rollout_ref.actor.calculate_sum_pi_squared=True")]),
+    # a TransformerConfig field, not one of verl's keys: the actor's override_transformer_config
+    ("NotImplementedError: Dynamic CP router replay requires moe_router_fusion=False",
+     [("actor_rollout_ref.actor.megatron.override_transformer_config.moe_router_fusion",
+       "++actor_rollout_ref.actor.megatron.override_transformer_config.moe_router_fusion=False")]),
 ])
 def test_the_settings_the_message_states_are_named_with_their_lines(log, wanted):
     assert _causes(log) == wanted

@@ -24,9 +24,10 @@ import re
 from typing import Optional
 
 from ..i18n import Msg, tr
-from ._blame import MODEL_FIELDS, Cause, Verdict, code_role, verl_leaves
+from ._blame import MODEL_FIELDS, Cause, Verdict, code_role, paths_for, verl_leaves
 from ._log import Raised
 from ._replay import Replay
+from ._settings import line
 from ._sites import Match
 from ._solve import raises, value_of
 from ._verl import releases_with
@@ -73,7 +74,8 @@ def _key(name: str, site: Match, launch: Optional[Replay], verl_version: Optiona
             break
     paths = sorted(paths, key=lambda k: not (role and k.startswith(role)))  # stable: role order otherwise
     written = [k for k in paths if launch is not None and k in launch.keys()]
-    return (written or paths or [None])[0]
+    # no verl setting of that name: a TransformerConfig field verl's actor takes in override_transformer_config
+    return (written or paths or (paths_for(leaf, "megatron-core") if "." not in name else []) or [None])[0]
 
 
 def _release(text: str) -> tuple:
@@ -96,7 +98,7 @@ def _as_condition(site: Match, key: str, fix: Optional[str]) -> Optional[str]:
     wanted = fix.rsplit("=", 1)[1] == "True"
     if passes[wanted] or not passes[not wanted]:
         return fix
-    return f"{key}={not wanted}"
+    return line(key, not wanted)
 
 
 def _value(text: str) -> str:
@@ -123,9 +125,9 @@ def stated(raised: Raised, site: Optional[Match], what: Msg, launch: Optional[Re
         asked = bool(_ASKING.search(_sentence_before(message, hit.start()))) or \
             bool(_ONLY.match(message[hit.end():]))
         if asked:
-            fix = f"{key}={value}"
+            fix = line(key, value)
         else:  # the state that fails: a switch turned the other way; a choice is the user's to make
-            fix = f"{key}={'False' if value == 'True' else 'True'}" if value in ("True", "False") else None
+            fix = line(key, "False" if value == "True" else "True") if value in ("True", "False") else None
         fix = _as_condition(site, key, fix)
         causes.append(Cause(key, fix if fix and accepted(fix, key, launch, options) else None))
     clash = _BOTH.search(raised.message)
