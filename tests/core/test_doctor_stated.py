@@ -110,7 +110,7 @@ def test_every_verl_message_that_states_a_setting_names_one():
     is formatted (each placeholder an ``X``) and read alone, as a worker's log line: the doctor names a setting the
     message states, or one its condition reads, and never calls it upstream's code. The self-check that found 13 of
     them placed nowhere."""
-    from verl_mindspeed.doctor._blame import verl_leaves
+    from verl_mindspeed.doctor._paths import verl_leaves
     from verl_mindspeed.doctor._sites import sites
     from verl_mindspeed.doctor._stated import _STATED
 

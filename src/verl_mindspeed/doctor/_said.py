@@ -16,8 +16,9 @@ from typing import Optional
 
 from ..catalog import verl_keys
 from ..i18n import tr
-from ._blame import ACTOR, MODEL_FIELDS, Cause, Verdict, verl_leaves, verl_sections
+from ._blame import ACTOR, MODEL_FIELDS, Cause, Verdict
 from ._log import Raised
+from ._paths import verl_leaves, verl_sections
 from ._replay import Replay, launch_value
 from ._sites import Match
 from ._solve import int_of

@@ -14,8 +14,9 @@ from ..catalog import verl_keys
 from ..catalog.universe import arguments, core_line_fields, mindspeed_arguments
 from ..i18n import Msg
 from ._advice import advised_flags
-from ._blame import Cause, Verdict, code_role, engine_keys, fields_of, paths_for
+from ._blame import Cause, Verdict, engine_keys, fields_of, paths_for
 from ._fix import passing_values, solve
+from ._paths import code_role
 from ._replay import Replay, clears
 from ._sites import Match
 from ._verl import sections_of

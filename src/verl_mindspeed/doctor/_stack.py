@@ -27,8 +27,9 @@ from typing import Optional
 
 from ..catalog import verl_keys
 from ..i18n import tr
-from ._blame import Cause, Verdict, the_machine, verl_leaves
+from ._blame import Cause, Verdict, the_machine
 from ._log import Raised
+from ._paths import verl_leaves
 from ._replay import Replay, launch_value
 from ._said import advised, data_file, passed_twice
 from ._sites import Match, relative

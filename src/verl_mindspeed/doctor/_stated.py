@@ -24,8 +24,9 @@ import re
 from typing import Optional
 
 from ..i18n import Msg, tr
-from ._blame import MODEL_FIELDS, Cause, Verdict, code_role, paths_for, verl_leaves
+from ._blame import MODEL_FIELDS, Cause, Verdict, paths_for
 from ._log import Raised
+from ._paths import code_role, verl_leaves
 from ._replay import Replay
 from ._settings import line
 from ._sites import Match

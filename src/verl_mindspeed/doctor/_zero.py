@@ -13,8 +13,9 @@ import re
 from typing import Optional
 
 from ..i18n import tr
-from ._blame import MODEL_FIELDS, Cause, Verdict, verl_leaves
+from ._blame import MODEL_FIELDS, Cause, Verdict
 from ._log import Raised
+from ._paths import verl_leaves
 
 #: Where a verl file's config is a section's own: a whole word of the frame's file name, or of the config's name in
 #: the chain (``self.critic_config``), says which section's key a field is.
