@@ -31,6 +31,7 @@ from ._entry import DEFAULT_ENTRY, Entry, EntryNotFound, entry_with_config, map_
 from ._fast import accelerated, read_yaml
 from ._hydra_errors import KeyContext, issue_for_failure, unparsable_issue
 from ._hydra_run import base_config, compose, culprit_of, screen, searchpath_overrides, sweep_message
+from ._late import late_issues
 from ._launchline import split_pasted
 from ._memo import ComposeMemo, disk_cache
 from ._router import router_issues
@@ -281,6 +282,7 @@ def _compose_argv(argv: list[str], verl_config_dir: Optional[str], verl_version:
             module = tree.standin.module if tree.standin else (tree.entry.module if tree.entry else None)
             issues += choice_issues(tree.version, module, cfg, written)
             issues += router_issues(tree.version, module, cfg, written)
+            issues += late_issues(tree.version, module, cfg, written)
             return Composition(cfg, tree, name, [t for t, _ in remaining], issues, written)
         except EvaluationError:
             raise
