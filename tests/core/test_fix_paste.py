@@ -20,6 +20,7 @@ from verl_mindspeed import catalog
 from verl_mindspeed.catalog import universe
 from verl_mindspeed.i18n import render
 from verl_mindspeed.launch import evaluate
+from verl_mindspeed.resolver._follow import RESTATING
 from verl_mindspeed.resolver._history import DROP_RULES
 
 O = "actor_rollout_ref.actor.megatron.override_transformer_config"
@@ -41,8 +42,14 @@ def paste(argv: list[str], issue) -> list[str]:
         words = shlex.split(issue.override)  # a fix line is written for a shell script
         if words[0] == f"~{issue.key}":
             return [*out, *words]  # a renamed '+' key: appended as printed, Hydra deletes it, then sets the right key
-        assert len(words) == 1, issue.override
         out[index] = words[0]
+        for word in words[1:]:  # a line that takes what the key then needs (a followed fix): each word its own key
+            assert issue.rule in RESTATING, issue.override
+            same = [i for i, arg in enumerate(out) if _key(arg) == _key(word)]
+            if same:
+                out[same[-1]] = word
+            else:
+                out.append(word)
     else:
         assert issue.rule in DROP_RULES | {"hydra-delete"}, f"no fix for {issue.key}: {issue.message}"
         del out[index]
