@@ -18,7 +18,7 @@ from typing import Optional
 from .. import catalog, eras
 from ..catalog import OTC, universe, verl_keys
 from ..i18n import Msg, tr
-from ._log import Raised
+from ._log import CHATTER, Raised
 from ._paths import verl_leaves, verl_sections
 from ._sites import Match, Site, in_file, releases_of, same_message
 from ._solve import raises, value_of
@@ -42,8 +42,6 @@ MODEL_FIELDS = frozenset({
 #: VLLM_PLUGINS to control which plugins to load", vLLM's own log line).
 _ENV = re.compile(r"(?i:environment variable|env var(?:iable)?|export)\s+`?(?P<var>[A-Z][A-Z0-9_]{2,})\b`?"
                   r"(?:[^.\n]*?(?:\b(?i:to)\b|=)\s*`?(?P<value>[\w./:-]+)(?![\w./:-]))?")
-#: A log line that reports no failure (a logger's INFO, DEBUG or WARNING): its advice is no cause.
-_CHATTER = re.compile(r"\b(?:INFO|DEBUG|WARN(?:ING)?)\b")
 _MODULE = re.compile(r"No module named '(?P<mod>[\w.]+)'|cannot import name '(?P<name>\w+)' from '(?P<from>[\w.]+)'"
                      r"|(?:module|type object) '(?P<amod>[\w.]+)' has no attribute '(?P<attr>\w+)'")
 
@@ -163,7 +161,7 @@ def environment(raised: Raised, found: Optional[Match]) -> Optional[Cause]:
     too = next((h.group("var") for h in _SIZED.finditer(raised.message)
                 if h.group("var").startswith(_RUNTIME) and h.group("var") not in _DIAGNOSTIC), None)
     hit = next((h for h in _ENV.finditer(raised.message) if h.group("var").upper() not in _DIAGNOSTIC
-                and not _CHATTER.search(_line_of(raised.message, h.start()))), None)
+                and not CHATTER.search(_line_of(raised.message, h.start()))), None)
     condition = found.site.condition if found and found.site.condition else ""
     if hit is None:
         env = re.search(r"environ(?:\.get)?\(?\[?['\"](?P<var>[A-Z][A-Z0-9_]+)['\"]", condition)

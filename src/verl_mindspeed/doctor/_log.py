@@ -17,6 +17,10 @@ from typing import Optional
 
 from ._forms import TAG, instantiated, oom_line, tags
 
+#: A line that reports no failure though it speaks of one: a warning ("WARNING ... will raise a TypeError: ...",
+#: torch's ``[W ...] Warning: ...``), an info or debug line ("INFO: CUDA is not available, running on NPU").
+CHATTER = re.compile(r"\b(?:WARN(?:ING)?|[A-Z]\w*Warning|Warning|INFO|DEBUG)\b|^\s*\[W[\s\d]")
+
 #: The last two: colour codes whose ESC a copy lost, around Ray's prefix (``[36m(TaskRunner pid=1)[0m ...``).
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|^\[[0-9;]{1,8}m(?=\()|(?<=\))\[[0-9;]{1,8}m")
 _PREFIX = re.compile(r"^\s*\((?P<who>[A-Za-z_][\w.:-]*)(?:\s+pid=(?P<pid>\d+|\.\.\.|…|x+|X+))?"
@@ -302,4 +306,4 @@ def roots(found: list[Raised]) -> list[Raised]:
     return list(out.values())
 
 
-__all__ = ["Raised", "clean", "exceptions", "roots"]
+__all__ = ["CHATTER", "Raised", "clean", "exceptions", "roots"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ._log import Raised, clean
+from ._log import CHATTER, Raised, clean
 from ._match import by_line
 
 
@@ -51,9 +51,6 @@ _ERROR_LINE = re.compile(r"\b(?:CUDA error|NPU (?:function )?error|Invalid devic
                          r"\b(?:NPU|GPU|CUDA|devices?)\b[^.]{0,40}\bis not (?:available|visible)\b|"
                          r"^(?:ERROR|CRITICAL|FATAL):[\w.]+:|^\S+: error: |(?<!non-)\bfatal error:|^\s*\w+ fatal\s*:|"
                          r"(?:^|[\s\[\]>|])(?:[A-Z][A-Za-z]*Error|ERROR|Error)(?:\]|:\s(?![-+]?\d))")
-#: A line that reports no failure though it speaks of one: a warning ("WARNING ... will raise a TypeError: ...",
-#: torch's ``[W ...] Warning: ...``), an info or debug line ("INFO: CUDA is not available, running on NPU").
-_CHATTER = re.compile(r"\b(?:WARN(?:ING)?|[A-Z]\w*Warning|Warning|INFO|DEBUG)\b|^\s*\[W[\s\d]")
 
 
 #: An ``assert`` statement's code line with its message (a traceback cut after it): an AssertionError.
@@ -78,7 +75,7 @@ def error_lines(text: str) -> list[Raised]:
     out = []
     for stream, line, number in clean(text)[-20000:]:
         plain = line.strip()[:2000]
-        if _CHATTER.search(plain) or not _prose(line):
+        if CHATTER.search(plain) or not _prose(line):
             continue
         typed = next((kind for pattern, kind in _PYTHON if pattern.search(plain.strip("`\"“”"))), None)
         asserted = _ASSERTED.match(plain)
