@@ -22,7 +22,7 @@ from ..i18n import tr
 from ..model.verl_options import select
 from ..resolver._suggest import nearest
 from ..rules._base import issue
-from ._entry import DEFAULT_ENTRY
+from ._entry import entry_severity
 
 
 def choice_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
@@ -31,7 +31,7 @@ def choice_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
     if known is None:
         return []
     written = {o.key_or_group: o for o in parsed if not o.is_delete()}
-    severity = "error" if (entry or DEFAULT_ENTRY) == DEFAULT_ENTRY else "warning"
+    severity = entry_severity(entry)
     out = []
     for key, (kind, site, stage) in verl_choices.KEYS.items():
         value = select(cfg, key) if key in written else None

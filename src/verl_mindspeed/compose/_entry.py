@@ -21,6 +21,12 @@ from ..i18n import tr
 DEFAULT_ENTRY = "verl.trainer.main_ppo"
 
 
+def entry_severity(entry: Optional[str]) -> str:
+    """What a release-read verdict on verl's own settings is through ``entry``: an error through ``main_ppo`` (the
+    path read), a warning through another entry (a recipe may register or route it its own way)."""
+    return "error" if (entry or DEFAULT_ENTRY) == DEFAULT_ENTRY else "warning"
+
+
 @dataclass(frozen=True)
 class Entry:
     module: str

@@ -26,12 +26,13 @@ from typing import Optional, Sequence
 from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, ListConfig
 
+from .._version import release_tuple
 from ..catalog import OTC
 from ..errors import Issue
 from ..i18n import tr
 from ..model.verl_options import select
 from ..rules._base import issue
-from ._entry import DEFAULT_ENTRY
+from ._entry import entry_severity
 
 RELEASE = "0.9.1"
 RULE = "verl-late-check"
@@ -41,15 +42,15 @@ QAT, VANILLA = f"{ACTOR}.megatron.qat.enable", f"{ACTOR}.megatron.vanilla_mbridg
 PER_TOKEN, PADDING = f"{ACTOR}.megatron.{OTC}.calculate_per_token_loss", "actor_rollout_ref.model.use_remove_padding"
 BYPASS, LOG_PROBS = "algorithm.rollout_correction.bypass_mode", f"{ROLLOUT}.calculate_log_probs"
 ESTIMATOR, OPTIMAL = "algorithm.adv_estimator", ("optimal_token_baseline", "tir_optimal_token_baseline")
-_SITE = "verl 0.9.1 {file}"
+_SITE = f"verl {RELEASE} {{file}}"
 
 
 def late_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
                 parsed: Sequence[Override]) -> list[Issue]:
-    if version != RELEASE:
+    if (release_tuple(version or "") or ())[:3] != release_tuple(RELEASE):
         return []
-    written = {o.key_or_group.lstrip("+~") for o in parsed if not o.is_delete()}
-    severity = "error" if (entry or DEFAULT_ENTRY) == DEFAULT_ENTRY else "warning"
+    written = {o.key_or_group for o in parsed if not o.is_delete()}
+    severity = entry_severity(entry)
     on = lambda key: select(cfg, key) is True  # noqa: E731
     v1 = select(cfg, "trainer.use_v1") is not False
     out: list[Issue] = []

@@ -25,11 +25,12 @@ from typing import Optional, Sequence
 from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig
 
+from .._version import release_tuple
 from ..errors import Issue
 from ..i18n import tr
 from ..model.verl_options import select
 from ..rules._base import issue
-from ._entry import DEFAULT_ENTRY
+from ._entry import entry_severity
 
 ACTOR = "actor_rollout_ref.actor"
 LEGACY_KEY, ENGINE_KEY = f"{ACTOR}.router_replay.mode", f"{ACTOR}.megatron.router_replay.mode"
@@ -44,20 +45,13 @@ _R2_SITE = {(0, 7, 0): "verl/protocol.py union_tensor_dict", (0, 7, 1): "verl/tr
             (0, 8, 0): "verl/trainer/ppo/ray_trainer.py fit"}
 
 
-def _release(version: Optional[str]) -> Optional[tuple[int, ...]]:
-    try:
-        return tuple(int(p) for p in (version or "").split(".")[:3])
-    except ValueError:
-        return None
-
-
 def router_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
                   parsed: Sequence[Override]) -> list[Issue]:
-    release = _release(version)
-    written = {o.key_or_group.lstrip("+~") for o in parsed if not o.is_delete()}
+    release = release_tuple(version or "")
+    written = {o.key_or_group for o in parsed if not o.is_delete()}
     if release is None or release < (0, 7, 0) or not written & {LEGACY_KEY, ENGINE_KEY, ROUTES, BYPASS}:
         return []
-    severity = "error" if (entry or DEFAULT_ENTRY) == DEFAULT_ENTRY else "warning"
+    severity = entry_severity(entry)
     legacy = release < (0, 8, 0) and str(select(cfg, "trainer.use_legacy_worker_impl")) != "disable"
     read, other = (LEGACY_KEY, ENGINE_KEY) if legacy else (ENGINE_KEY, LEGACY_KEY)
     mode, routes = select(cfg, read), select(cfg, ROUTES) is True

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from .._version import release_tuple
 from ..i18n import Msg, tr
 from ._blame import MODEL_FIELDS, Cause, Verdict, paths_for
 from ._log import Raised
@@ -65,7 +66,7 @@ def _key(name: str, site: Match, launch: Optional[Replay], verl_version: Optiona
     if ("." not in name and "_" not in name) or (leaf in MODEL_FIELDS and not (role and f"{role}{leaf}" in paths)):
         return None  # a size of the world or the model, unless the rollout's code names the rollout's own
     # the releases that raise there (the one installed or named, where it is one of them): the newest first
-    raising = sorted(site.releases, key=_release, reverse=True)
+    raising = sorted(site.releases, key=lambda r: release_tuple(r) or (), reverse=True)
     if verl_version in raising:
         raising = [verl_version]
     for release in raising:
@@ -77,10 +78,6 @@ def _key(name: str, site: Match, launch: Optional[Replay], verl_version: Optiona
     written = [k for k in paths if launch is not None and k in launch.keys()]
     # no verl setting of that name: a TransformerConfig field verl's actor takes in override_transformer_config
     return (written or paths or (paths_for(leaf, "megatron-core") if "." not in name else []) or [None])[0]
-
-
-def _release(text: str) -> tuple:
-    return tuple(int(p) if p.isdigit() else 0 for p in text.split("."))
 
 
 def _as_condition(site: Match, key: str, fix: Optional[str]) -> Optional[str]:
