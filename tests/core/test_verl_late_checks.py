@@ -25,9 +25,6 @@ def _late(argv):
      "Metrics monitoring requires disable_log_stats=False"),
     (["trainer.logger=[console,rl_insight]"], "actor_rollout_ref.rollout.disable_log_stats",
      "actor_rollout_ref.rollout.disable_log_stats=False", "trainer/main_ppo.py", "rl_insight"),
-    (["actor_rollout_ref.actor.megatron.qat.enable=True", "actor_rollout_ref.actor.megatron.vanilla_mbridge=True"],
-     "actor_rollout_ref.actor.megatron.vanilla_mbridge", "actor_rollout_ref.actor.megatron.vanilla_mbridge=False",
-     "workers/engine/megatron/transformer_impl.py", "QAT requires non-vanilla Megatron bridge"),
     ([f"+{O}.calculate_per_token_loss=True", "actor_rollout_ref.model.use_remove_padding=False"],
      "actor_rollout_ref.model.use_remove_padding", "actor_rollout_ref.model.use_remove_padding=True",
      "workers/engine/megatron/transformer_impl.py", "calculate_per_token_loss=True requires use_remove_padding=True"),
@@ -43,6 +40,19 @@ def test_a_late_refusal_is_an_error_whose_line_clears_it(base_cfg, written, key,
     assert (found.severity, found.key, found.override) == ("error", key, line)
     pasted = [a for a in argv if a.split("=", 1)[0] != line.split("=", 1)[0]] + [line]
     assert not _late(pasted) and not [i for i in evaluate(pasted).errors if i.key == key]
+
+
+def test_qat_with_mbridge_has_no_line_the_megatron_core_012_stack_would_refuse(base_cfg):
+    """``vanilla_mbridge=False`` clears verl's QAT refusal where Megatron-Bridge imports; on the 0.12 line it meets
+    ``stack-bridge-import``: the error stands, its line is the hint's to choose by stack."""
+    verl = pytest.importorskip("verl")
+    source = (Path(verl.__file__).parent / "workers/engine/megatron/transformer_impl.py").read_text(encoding="utf-8")
+    assert "QAT requires non-vanilla Megatron bridge" in source
+    argv = [*BASE, "actor_rollout_ref.actor.megatron.qat.enable=True",
+            "actor_rollout_ref.actor.megatron.vanilla_mbridge=True"]
+    (found,) = _late(argv)
+    assert found.severity == "error" and found.override is None and "vanilla_mbridge=False" in found.hint
+    assert not _late([*argv, "actor_rollout_ref.actor.megatron.vanilla_mbridge=False"])
 
 
 def test_the_optimal_token_baseline_under_the_v1_trainer_has_no_line(base_cfg):

@@ -5,7 +5,8 @@ decides each, and none is refused before Ray starts.
 - ``prometheus.enable`` (or ``rl_insight`` among ``trainer.logger``) with the rollout's ``disable_log_stats`` on, its
   default: ``Metrics monitoring requires disable_log_stats=False`` once every vLLM server has launched.
 - The actor's ``megatron.qat.enable`` with ``vanilla_mbridge``: ``QAT requires non-vanilla Megatron bridge`` when the
-  workers build the model.
+  workers build the model. No line: ``vanilla_mbridge=False`` needs a stack where Megatron-Bridge imports, which the
+  megatron-core 0.12 line is not (``stack-bridge-import``); the hint says so.
 - ``override_transformer_config.calculate_per_token_loss`` without ``model.use_remove_padding`` (the engine takes the
   model's, not ``megatron.use_remove_padding``): ``calculate_per_token_loss=True requires use_remove_padding=True`` at
   the first update.
@@ -67,7 +68,11 @@ def late_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
         out.append(issue(severity, VANILLA, tr(
             "{qat}=True builds through Megatron-Bridge, and {vanilla}=True selects mbridge: {site} stops with 'QAT "
             "requires non-vanilla Megatron bridge' when the workers build the model", qat=QAT, vanilla=VANILLA,
-            site=_SITE.format(file="MegatronEngine.__init__")), RULE, override=f"{VANILLA}=False"))
+            site=_SITE.format(file="MegatronEngine.__init__")), RULE,
+            # no line: on the megatron-core 0.12 line no Megatron-Bridge imports (stack-bridge-import), and this layer
+            # does not know the stack; the hint says where the line holds
+            hint=tr("{vanilla}=False on a stack whose megatron-core imports Megatron-Bridge (the 0.16 and 0.18 "
+                    "lines); on the 0.12 line QAT cannot run: {qat}=False", vanilla=VANILLA, qat=QAT)))
     if on(PER_TOKEN) and select(cfg, PADDING) is False and written & {PER_TOKEN, PADDING}:
         out.append(issue(severity, PADDING, tr(
             "{per_token}=True needs the padding removed ({padding}=False here; the engine takes the model's key, not "
