@@ -68,3 +68,49 @@ def verl_trees(installed_verl_tree, old_verl_trees) -> dict[str, Path]:
 def verl_tree(request, verl_trees) -> tuple[str, Path]:
     """One ``(version, config_dir)`` per verl release under test."""
     return request.param, verl_trees[request.param]
+
+
+class VerlSource:
+    """The Python source of one verl release: the installed package's files, or those of the release's wheel (the
+    fetched trees keep configuration only)."""
+
+    def __init__(self, version: str, tree: Path):
+        self.version, self._files = version, None
+        if version == INSTALLED:
+            package = tree.parents[1]  # verl/trainer/config -> verl
+            self._read = lambda name: (package.parent / name).read_text(encoding="utf-8")
+            self._names = lambda: [p.relative_to(package.parent).as_posix() for p in package.rglob("*.py")]
+            return
+        import zipfile
+
+        spec = importlib.util.spec_from_file_location("build_verl_choices", ROOT / "tools" / "build_verl_choices.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        try:
+            archive = zipfile.ZipFile(module.wheel(version))
+        except Exception as exc:  # noqa: BLE001 - offline, PyPI down
+            _unavailable(f"verl {version}'s wheel: {exc}")
+        self._read = lambda name: archive.read(name).decode("utf-8")
+        self._names = lambda: [n for n in archive.namelist() if n.endswith(".py")]
+
+    def read(self, name: str) -> str:
+        """``name`` relative to the package's parent (``verl/...``)."""
+        return self._read(name)
+
+    def everything(self) -> str:
+        """Every Python file of the package, joined."""
+        if self._files is None:
+            self._files = "\n".join(self._read(n) for n in self._names())
+        return self._files
+
+
+_SOURCES: dict[str, VerlSource] = {}
+
+
+@pytest.fixture
+def verl_source(verl_tree) -> VerlSource:
+    """The source of ``verl_tree``'s release (read once a session)."""
+    version, tree = verl_tree
+    if version not in _SOURCES:
+        _SOURCES[version] = VerlSource(version, tree)
+    return _SOURCES[version]
