@@ -105,3 +105,31 @@ def test_the_optimal_token_baseline_where_its_sum_comes_from(verl_tree, verl_sou
         (v1,) = _late([OPTIMAL, f"{SUM_PI}=True"], tree)
         assert v1.override is None and "trainer.use_v1=False" in v1.hint
         assert not _late([f"{SUM_PI}=True", f"{FUSED}=True"], tree)
+
+
+def test_fp16_and_mtp_without_mbridge_on_the_legacy_worker(verl_tree, verl_source):
+    version, tree = verl_tree
+    half = ["actor_rollout_ref.actor.megatron.dtype=float16", "actor_rollout_ref.actor.megatron.use_mbridge=False"]
+    mtp = ["actor_rollout_ref.model.mtp.enable=True", "actor_rollout_ref.actor.megatron.use_mbridge=False"]
+    if version not in late.FP16_RELEASES:
+        assert "fp16 mode requires use_mbridge" not in verl_source.everything() and not _late(half, tree)
+        return
+    worker = verl_source.read("verl/workers/megatron_workers.py")
+    assert "fp16 mode requires use_mbridge to be True" in worker
+    _refused_and_cleared(half, tree, "actor_rollout_ref.actor.megatron.use_mbridge")
+    # the engine worker has no such check
+    assert not _late([*half, "++trainer.use_legacy_worker_impl=disable"], tree)
+    if version in late.MTP_BRIDGE_RELEASES:
+        assert "MTP requires use_mbridge to be True" in worker
+        _refused_and_cleared(mtp, tree, "actor_rollout_ref.actor.megatron.use_mbridge")
+
+
+def test_mtp_drafts_without_the_rollouts_stats(verl_tree, verl_source):
+    version, tree = verl_tree
+    argv = ["actor_rollout_ref.model.mtp.enable=True", "actor_rollout_ref.model.mtp.enable_rollout=True"]
+    said = "vLLM MTP rollout requires request_spec_decode_stats; set disable_log_stats=False."
+    if version not in late.MTP_STATS_RELEASES:
+        assert said not in verl_source.everything() and not _late(argv, tree)
+        return
+    assert said in verl_source.read("verl/workers/rollout/vllm_rollout/vllm_async_server.py")
+    _refused_and_cleared(argv, tree, STATS)

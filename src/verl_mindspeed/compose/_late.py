@@ -27,6 +27,14 @@ Ray starts.
   is the user's choice). That pass refuses ``calculate_sum_pi_squared`` beside ``model.use_fused_kernels`` (unless
   MTP turned the fused kernels off), so the line turns them off too, and the pair alone is refused.
 
+- The legacy Megatron worker (0.6.1 to 0.7.1, ``trainer.use_legacy_worker_impl`` not ``disable``) without
+  mbridge: ``fp16 mode requires use_mbridge to be True`` for a role whose dtype is fp16 (the reference takes the
+  actor's dtype; 0.6.1 reads the actor's ``use_mbridge`` for both), and on 0.7.1 ``MTP requires use_mbridge to be
+  True`` with ``model.mtp.enable``, when the worker starts.
+- 0.8.0's vLLM server with MTP drafting (``model.mtp.enable_rollout``) and the rollout's ``disable_log_stats`` on: vLLM
+  then keeps no draft statistics, and ``vLLM MTP rollout requires request_spec_decode_stats; set
+  disable_log_stats=False.`` at the first generation (0.9.0 warns instead).
+
 Only the releases read are judged; only what the launch writes; through another entry, a warning.
 """
 
@@ -43,6 +51,7 @@ from ..errors import Issue
 from ..i18n import tr
 from ..model.verl_options import select
 from ..rules._base import issue
+from ..simulate import active_roles
 from ._entry import entry_severity
 
 RULE = "verl-late-check"
@@ -66,6 +75,12 @@ METRICS = {"0.6.1": (_OLD_METRICS, _AGENT_LOOP), "0.7.0": (_OLD_METRICS, _AGENT_
 QAT_RELEASES = ("0.8.0", "0.9.0", "0.9.1")
 #: The engine's per-token loss check, the v1 trainer's bypass and advantage.
 V1_RELEASES = ("0.9.0", "0.9.1")
+MODEL_MTP = "actor_rollout_ref.model.mtp"
+#: 0.8.0's vLLM server reads the drafts' statistics, which vLLM keeps only with its stats on (0.9.0 warns instead).
+MTP_STATS_RELEASES = ("0.8.0",)
+#: The legacy Megatron worker (``trainer.use_legacy_worker_impl`` not ``disable``) refuses fp16, and (0.7.1) MTP,
+#: without mbridge; the precisions verl reads as fp16 (``PrecisionType``'s ``HALF_LIST``).
+FP16_RELEASES, MTP_BRIDGE_RELEASES, HALF = ("0.6.1", "0.7.0", "0.7.1"), ("0.7.1",), ("16", "fp16", "float16")
 #: The releases with the optimal token baseline (0.7.1 on; 0.7.0 has no such estimator, ``verl-choice``).
 BASELINE_RELEASES = ("0.7.1", "0.8.0", "0.9.0", "0.9.1")
 #: 0.9.0's per-token loss refuses this aggregation unless context parallelism is dynamic; the modes it names.
@@ -99,6 +114,15 @@ def late_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
             hint=tr("{vanilla}=False on a stack whose megatron-core imports Megatron-Bridge (the 0.16 and 0.18 "
                     "lines); on the 0.12 line QAT cannot run: {qat}=False", vanilla=VANILLA, qat=QAT)))
     out += _baseline(release, cfg, written, severity, on)
+    out += _legacy_worker(release, cfg, written, severity)
+    if release in MTP_STATS_RELEASES and select(cfg, f"{ROLLOUT}.name") == "vllm" and on(STATS) \
+            and on(f"{MODEL_MTP}.enable") and on(f"{MODEL_MTP}.enable_rollout") \
+            and written & {STATS, f"{MODEL_MTP}.enable", f"{MODEL_MTP}.enable_rollout"}:
+        out.append(issue(severity, STATS, tr(
+            "{stats} is on ({value}) while the rollout drafts with MTP ({mtp}.enable_rollout=True): {site} stops at "
+            "the first generation with 'vLLM MTP rollout requires request_spec_decode_stats; set "
+            "disable_log_stats=False.'", stats=STATS, value="True", mtp=MODEL_MTP,
+            site=site("verl/workers/rollout/vllm_rollout/vllm_async_server.py")), RULE, override=f"{STATS}=False"))
     if release not in V1_RELEASES:
         return out
     if on(PER_TOKEN) and select(cfg, PADDING) is False and written & {PER_TOKEN, PADDING}:
@@ -168,6 +192,38 @@ def _baseline(release: str, cfg: DictConfig, written: set, severity: str, on) ->
             "{key}={value} needs sum_pi_squared from the actor's log-prob pass, which verl {release}'s trainer asks "
             "for only with {sum_pi}=True: the first step stops at the advantage {said}", key=ESTIMATOR,
             value=estimator, sum_pi=SUM_PI, release=release, said=said), RULE, override=line))
+    return out
+
+
+def _legacy_worker(release: str, cfg: DictConfig, written: set, severity: str) -> list[Issue]:
+    """The legacy Megatron worker's refusals without mbridge, each read with the ``use_mbridge`` its worker takes."""
+    if release not in FP16_RELEASES or str(select(cfg, "trainer.use_legacy_worker_impl")) == "disable":
+        return []
+    roles = active_roles(cfg)
+    # (role, the dtype its worker reads, the use_mbridge it reads): the actor's dtype serves the reference; 0.6.1
+    # reads the actor's use_mbridge for both
+    read = [("actor", f"{ACTOR}.megatron.dtype", f"{ACTOR}.megatron.use_mbridge")]
+    if "ref" in roles and release != "0.6.1" and "actor_rollout_ref.ref.megatron.use_mbridge" in written:
+        # unwritten, it is the actor's (an interpolation): the actor's issue and line cover it
+        read.append(("ref", f"{ACTOR}.megatron.dtype", "actor_rollout_ref.ref.megatron.use_mbridge"))
+    if "critic" in roles:
+        read.append(("critic", "critic.megatron.dtype", "critic.megatron.use_mbridge"))
+    mtp = release in MTP_BRIDGE_RELEASES and select(cfg, f"{MODEL_MTP}.enable") is True
+    out: list[Issue] = []
+    for role, dtype, bridge in read:
+        if select(cfg, bridge) is not False or not written & {dtype, bridge, f"{MODEL_MTP}.enable"}:
+            continue
+        half = str(select(cfg, dtype)) in HALF
+        if half:
+            said = "fp16 mode requires use_mbridge to be True"
+        elif mtp and role != "critic":
+            said = "MTP requires use_mbridge to be True"
+        else:
+            continue
+        out.append(issue(severity, bridge, tr(
+            "{bridge}=False while {why}: verl {release}'s legacy Megatron worker stops with '{said}' when the "
+            "{role}'s worker starts", bridge=bridge, why=f"{dtype}={select(cfg, dtype)}" if half else
+            f"{MODEL_MTP}.enable=True", release=release, said=said, role=role), RULE, override=f"{bridge}=True"))
     return out
 
 
