@@ -34,8 +34,9 @@ that make the call with other handlers or none (``n``; ``tools/_caught.py``), so
 there is told apart.
 
 Sources: MindSpeed's release archives and Megatron-LM's ``megatron/training`` (``--upstream``), Megatron-Bridge's
-archives there; megatron-core 0.12.1, 0.15.3, 0.16.1 and 0.18.2, Megatron-Bridge 0.4.1, mbridge 0.15.1, verl 0.5.0
-to 0.9.1, Hydra and OmegaConf as PyPI wheels (``pip download``, once, cached under ``~/.cache/verl-mindspeed``).
+archives there; megatron-core 0.12.1, 0.15.3, 0.16.1 and 0.18.2, Megatron-Bridge 0.4.1, mbridge 0.15.1, verl 0.5.0,
+0.6.1, 0.7.1, 0.8.0, 0.9.0 and 0.9.1, Hydra and OmegaConf as PyPI wheels (``pip download``, once, cached under
+``~/.cache/verl-mindspeed``).
 ``--check`` rebuilds in memory and exits 1 when the shipped index differs; ``tests/conformance/test_raise_index.py``
 rebuilds the archives' part, which needs no download, and compares it with the shipped index.
 """
@@ -74,7 +75,7 @@ WHEELS = [
     ("megatron-core", "0.18.2", ("megatron/core/",)),
     ("megatron-bridge", "0.4.1", ("megatron/bridge/",)),
     ("mbridge", "0.15.1", ("mbridge/",)),
-    *[("verl", v, ("verl/",)) for v in ("0.5.0", "0.6.1", "0.7.1", "0.8.0", "0.9.1")],
+    *[("verl", v, ("verl/",)) for v in ("0.5.0", "0.6.1", "0.7.1", "0.8.0", "0.9.0", "0.9.1")],
     ("hydra-core", "1.3.2", ("hydra/",)),
     ("omegaconf", "2.3.0", ("omegaconf/",)),
 ]

@@ -133,3 +133,18 @@ def test_every_verl_message_that_states_a_setting_names_one():
             missed.append((site.file, site.function, text[:80]))
     assert checked >= 30
     assert missed == [], "\n".join(map(str, missed))
+
+
+def test_a_message_only_verl_090_raises_is_placed_there_and_upgrading_named():
+    """verl 0.9.0's engine refuses the per-sequence mean beside the per-token loss; 0.9.1 dropped that check. The
+    index holds 0.9.0's sources, so the raise is placed at its site, with the settings it states."""
+    found = diagnose(W + "ValueError: loss_agg_mode='seq-mean-token-mean' is incompatible with "
+                     "calculate_per_token_loss=True (auto-enabled by Megatron-Bridge under CP>1). The per-sequence "
+                     "inner division by n_s requires local-shard counts that diverge from global under CP. Use one of: "
+                     "'token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'.")
+    (failure,) = found.failures
+    assert failure.site is not None and [r for r, _line in failure.site.site.releases] == ["0.9.0"]
+    assert "0.9.1 no longer has" in str(failure.verdict.what)
+    keys = [c.key for c in found.causes]
+    assert "actor_rollout_ref.actor.loss_agg_mode" in keys
+    assert "actor_rollout_ref.actor.megatron.override_transformer_config.calculate_per_token_loss" in keys
