@@ -41,6 +41,10 @@ S18_MASTER = build_stack("0.9.1", "master", GIVEN, core="0.18.2", bridges={"mega
 
 # (rule id, failing settings, severity, key, exact message, passing settings, options)
 AC, RO = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout."
+#: PP 2 with a virtual pipeline of 2 on every role (the critic's too: the sizes agree), 16 prompts a step.
+VPP2 = {f"{role}.megatron.{size}": 2 for role in ("actor_rollout_ref.actor", "critic")
+        for size in ("pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size")} | {
+    "data.train_batch_size": 16, AC + "ppo_mini_batch_size": 16, "critic.ppo_mini_batch_size": 16}
 CASES = [
     ("sp-requires-tp", {O + "sequence_parallel": True}, "error", O + "sequence_parallel",
      "sequence_parallel=True requires tensor_model_parallel_size > 1 (got 1)",
@@ -390,6 +394,15 @@ CASES = [
      "the rollout's groups of TP x DP x PP = 3 x 1 x 1 devices do not divide the 8 devices it runs on (trainer.nnodes "
      "x trainer.n_gpus_per_node): verl asserts 'rollout world_size: 8 is not divisible by infer_world_size: 3' when "
      "the workers build the rollout", {"actor_rollout_ref.rollout.tensor_model_parallel_size": 2}, {}),
+    # interleaved pipelining's micro batch groups: 16 prompts over a data-parallel size of 4 (8 devices / PP 2) in
+    # micro batches of 4 is one per rank, under a group of PP = 2 (megatron-core's range check, verl's engine's assert)
+    ("vpp-micro-batches", {**VPP2, AC + "ppo_micro_batch_size_per_gpu": 4, RO + "log_prob_micro_batch_size_per_gpu": 4},
+     "error", AC + "ppo_micro_batch_size_per_gpu",
+     "the actor's update pass has M = 1 micro batches per rank (actor_rollout_ref.actor.ppo_mini_batch_size x "
+     "rollout.n / data-parallel size / actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu = 16 x 1 / 4 / 4), and the "
+     "interleaved schedule (virtual pipeline size 2) takes them in groups of 2: the pass stops when it starts (verl's "
+     "engine asserts 'micro_batches ... must be divisible by num_batches_divided_by 2')",
+     {**VPP2, AC + "ppo_micro_batch_size_per_gpu": 2, RO + "log_prob_micro_batch_size_per_gpu": 2}, {}),
     # a size verl divides by, at zero: the rollout rule read it as "not given" and the check said OK
     ("verl-positive-size", {"actor_rollout_ref.rollout.tensor_model_parallel_size": 0}, "error",
      "actor_rollout_ref.rollout.tensor_model_parallel_size",

@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (registration)
     stack,
     verl_engine,
     verl_sizes,
+    verl_vpp,
 )
 from ._base import RULES, Context, RoleView, Rule, rule
 
