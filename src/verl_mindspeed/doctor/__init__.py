@@ -54,6 +54,7 @@ from ._preload import static_tls
 from ._provider import provider_field
 from ._replay import Replay, clears, replay
 from ._said import named, pointed
+from ._schedule import schedule_groups
 from ._settings import movable, settings, unique, written_keys
 from ._sites import Match
 from ._stack import code_access, dataclass_refusal, explain, full_key, unexpected_field
@@ -185,6 +186,7 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
         return lacking
     alone = static_tls(raised) or npu_devices(raised, what, launch) \
         or rollout_refusal(raised, what, launch, options.get("verl_version")) \
+        or schedule_groups(raised, what, launch, options) \
         or verl_choice(raised, what, launch, options.get("verl_version")) \
         or faq_answer(raised, what, options.get("verl_version"))
     if alone is not None:  # the loader's, Ray's, the rollout engine's, verl's FAQ: the message alone says it

@@ -1,0 +1,50 @@
+"""The interleaved pipeline schedule refusing a pass's count of micro batches (``check``'s ``vpp-micro-batches``).
+
+With a virtual pipeline size above 1, megatron-core's ``forward_backward_pipelining_with_interleaving`` takes micro
+batches in groups of ``microbatch_group_size_per_vp_stage`` (the pipeline size by default) and refuses a count
+outside ``[PP, M]`` or leaving a remainder under the pipeline size; verl's Megatron engine asserts whole groups
+before it (``micro_batches ... must be divisible by num_batches_divided_by 2``), and its legacy actor under dynamic
+batching (``... microbatch_group_size_per_vp_stage 2``). The count is the launch's: the batch x ``rollout.n`` over
+the data-parallel size and the micro batch size. The index's condition reads only the count, so the site alone says
+"upstream code".
+
+With the launch, ``check``'s rule on the replay gives the pass and its line. Without it, the micro batch sizes of
+the passes are named with no line (which pass ran is not in the message), and the virtual pipeline size with the
+line that always clears this refusal: no interleaving.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..i18n import Msg, tr
+from ._blame import Cause, Verdict
+from ._log import Raised
+from ._replay import Replay, clears
+
+RULE = "vpp-micro-batches"
+_REFUSED = re.compile(r"contiguous micro-batches in a virtual pipeline stage ?should range in|"
+                      r"The remainder of M \(the total micro-batches\)|"
+                      r"must be divisible by (?:num_batches_divided_by|microbatch_group_size_per_vp_stage) \d")
+_ACTOR = "actor_rollout_ref.actor"
+#: The micro batch sizes of the passes ``check`` judges, then the virtual pipeline size.
+MICRO = (f"{_ACTOR}.ppo_micro_batch_size_per_gpu", "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu")
+VPP = f"{_ACTOR}.megatron.virtual_pipeline_model_parallel_size"
+
+
+def schedule_groups(raised: Raised, what: Msg, launch: Optional[Replay], options: dict) -> Optional[Verdict]:
+    if _REFUSED.search(raised.message) is None:
+        return None
+    said = tr("{what}: with a virtual pipeline size above 1 each pass's micro batches per rank (the batch x "
+              "rollout.n / data-parallel size / its micro batch size) must fill whole groups of "
+              "microbatch_group_size_per_vp_stage, the pipeline size by default", what=what)
+    found = [i for i in launch.issues if i.rule == RULE and i.severity == "error"] if launch is not None else []
+    if found:
+        return Verdict("override", said, [Cause(i.key, i.override, bool(i.override) and clears(launch, i, **options))
+                                          for i in found], ("microbatch_group_size_per_vp_stage",), "confirmed")
+    return Verdict("override", said, [*(Cause(key) for key in MICRO), Cause(VPP, f"{VPP}=null")],
+                   ("microbatch_group_size_per_vp_stage",), "possible")
+
+
+__all__ = ["schedule_groups"]
