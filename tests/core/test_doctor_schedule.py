@@ -41,3 +41,21 @@ def test_with_the_launch_check_names_the_pass_and_its_line_clears_it():
         ("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
          "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=2", True),
         (f"{A}.ppo_micro_batch_size_per_gpu", f"{A}.ppo_micro_batch_size_per_gpu=2", True)]
+
+
+SPLIT = "AssertionError: data size must be divisible by force_group_size * micro_batch_size_per_gpu"
+
+
+def test_the_engines_uneven_split_names_the_passes_micro_sizes_not_the_reward_models():
+    """The index's field is ``micro_batch_size_per_gpu``, by name only the reward model's key: it was named."""
+    found = diagnose(W + SPLIT)
+    assert [c.key for c in found.causes] == [f"{A}.ppo_micro_batch_size_per_gpu",
+                                             "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"]
+    launch = [w for w in LAUNCH if "virtual_pipeline" not in w and "pipeline_model_parallel_size" not in w]
+    # 8 devices, TP 1: 2 samples per rank in both passes, which micro batches of 3 and 4 do not split
+    launch = [w if "log_prob_micro" not in w else w.replace("=4", "=3") for w in launch]
+    confirmed = diagnose(W + SPLIT, launch)
+    assert [(c.key, c.fix, c.confirmed) for c in confirmed.causes] == [
+        ("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
+         "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=2", True),
+        (f"{A}.ppo_micro_batch_size_per_gpu", f"{A}.ppo_micro_batch_size_per_gpu=2", True)]

@@ -396,6 +396,17 @@ CASES = [
      "the workers build the rollout", {"actor_rollout_ref.rollout.tensor_model_parallel_size": 2}, {}),
     # interleaved pipelining's micro batch groups: 16 prompts over a data-parallel size of 4 (8 devices / PP 2) in
     # micro batches of 4 is one per rank, under a group of PP = 2 (megatron-core's range check, verl's engine's assert)
+    # the engine's even split: 16 prompts over a data-parallel size of 8 are 2 samples per rank, which micro batches
+    # of 4 do not split (verl's prepare_micro_batches asserts it; the driver checks only the train batch)
+    ("engine-micro-split", {"data.train_batch_size": 16, AC + "ppo_mini_batch_size": 16,
+                            "critic.ppo_mini_batch_size": 16, RO + "log_prob_micro_batch_size_per_gpu": 4},
+     "error", RO + "log_prob_micro_batch_size_per_gpu",
+     "the actor's log-prob pass has 2 samples per rank (data.train_batch_size x rollout.n / data-parallel size = 16 x "
+     "1 / 8), which micro batches of 4 (actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu) do not split: "
+     "verl's engine asserts 'data size must be divisible by force_group_size * micro_batch_size_per_gpu' when the "
+     "pass starts",
+     {"data.train_batch_size": 16, AC + "ppo_mini_batch_size": 16, "critic.ppo_mini_batch_size": 16,
+      RO + "log_prob_micro_batch_size_per_gpu": 2}, {}),
     ("vpp-micro-batches", {**VPP2, AC + "ppo_micro_batch_size_per_gpu": 4, RO + "log_prob_micro_batch_size_per_gpu": 4},
      "error", AC + "ppo_micro_batch_size_per_gpu",
      "the actor's update pass has M = 1 micro batches per rank (actor_rollout_ref.actor.ppo_mini_batch_size x "

@@ -1,4 +1,9 @@
-"""The interleaved pipeline schedule refusing a pass's count of micro batches (``check``'s ``vpp-micro-batches``).
+"""A pass's micro batches refused: verl's engine splitting a rank's samples unevenly (``check``'s
+``engine-micro-split``), or the interleaved pipeline schedule refusing their count (``vpp-micro-batches``).
+
+verl's engine asserts that the micro batch size divides a rank's samples (``data size must be divisible by
+force_group_size * micro_batch_size_per_gpu``, ``prepare_micro_batches``); the index's field
+(``micro_batch_size_per_gpu``) is, by its name, only the reward model's key, which this pass does not read.
 
 With a virtual pipeline size above 1, megatron-core's ``forward_backward_pipelining_with_interleaving`` takes micro
 batches in groups of ``microbatch_group_size_per_vp_stage`` (the pipeline size by default) and refuses a count
@@ -23,7 +28,7 @@ from ._blame import Cause, Verdict
 from ._log import Raised
 from ._replay import Replay, clears
 
-RULE = "vpp-micro-batches"
+_SPLIT = re.compile(r"data size must be divisible by force_group_size \* micro_batch_size_per_gpu")
 _REFUSED = re.compile(r"contiguous micro-batches in a virtual pipeline stage ?should range in|"
                       r"The remainder of M \(the total micro-batches\)|"
                       r"must be divisible by (?:num_batches_divided_by|microbatch_group_size_per_vp_stage) \d")
@@ -34,17 +39,25 @@ VPP = f"{_ACTOR}.megatron.virtual_pipeline_model_parallel_size"
 
 
 def schedule_groups(raised: Raised, what: Msg, launch: Optional[Replay], options: dict) -> Optional[Verdict]:
-    if _REFUSED.search(raised.message) is None:
+    if _SPLIT.search(raised.message) is not None:
+        rule, said, line = "engine-micro-split", tr(
+            "{what}: each pass's micro batch size must divide its samples per rank (the batch x rollout.n / "
+            "data-parallel size)", what=what), False
+    elif _REFUSED.search(raised.message) is not None:
+        rule, said, line = "vpp-micro-batches", tr(
+            "{what}: with a virtual pipeline size above 1 each pass's micro batches per rank (the batch x "
+            "rollout.n / data-parallel size / its micro batch size) must fill whole groups of "
+            "microbatch_group_size_per_vp_stage, the pipeline size by default", what=what), True
+    else:
         return None
-    said = tr("{what}: with a virtual pipeline size above 1 each pass's micro batches per rank (the batch x "
-              "rollout.n / data-parallel size / its micro batch size) must fill whole groups of "
-              "microbatch_group_size_per_vp_stage, the pipeline size by default", what=what)
-    found = [i for i in launch.issues if i.rule == RULE and i.severity == "error"] if launch is not None else []
+    found = [i for i in launch.issues if i.rule == rule and i.severity == "error"] if launch is not None else []
     if found:
         return Verdict("override", said, [Cause(i.key, i.override, bool(i.override) and clears(launch, i, **options))
-                                          for i in found], ("microbatch_group_size_per_vp_stage",), "confirmed")
-    return Verdict("override", said, [*(Cause(key) for key in MICRO), Cause(VPP, f"{VPP}=null")],
-                   ("microbatch_group_size_per_vp_stage",), "possible")
+                                          for i in found], ("micro_batch_size_per_gpu",), "confirmed")
+    # which pass ran is not in the message: the micro batch sizes with no line; no interleaving always clears the
+    # groups' refusal
+    return Verdict("override", said, [*(Cause(key) for key in MICRO), *([Cause(VPP, f"{VPP}=null")] if line else [])],
+                   ("micro_batch_size_per_gpu",), "possible")
 
 
 __all__ = ["schedule_groups"]

@@ -18,8 +18,8 @@ from . import (  # noqa: F401  (registration)
     router,
     stack,
     verl_engine,
+    verl_passes,
     verl_sizes,
-    verl_vpp,
 )
 from ._base import RULES, Context, RoleView, Rule, rule
 

@@ -1,5 +1,8 @@
-"""Interleaved pipelining's micro batch groups (``rules/verl_vpp.py``).
+"""Each pass's micro batches per rank (``rules/verl_passes.py``): the engine's even split and interleaved
+pipelining's groups.
 
+verl's own ``prepare_micro_batches`` is run on CPU over a grid of samples per rank and micro batch sizes: a launch
+is refused exactly where it raises.
 megatron-core's own ``forward_backward_pipelining_with_interleaving`` is run on CPU up to its checks of the micro
 batch count, over a grid of counts, groups and pipeline sizes: the rule's ``fills`` says a count runs exactly where
 megatron-core goes past those checks. verl's engine asserts a multiple of the group before it (read from the
@@ -14,7 +17,7 @@ import pytest
 
 from helpers import BASIC, require
 from verl_mindspeed.launch import evaluate
-from verl_mindspeed.rules.verl_vpp import fills
+from verl_mindspeed.rules.verl_passes import fills
 
 MESSAGES = ("The number of contiguous micro-batches in a virtual pipeline stage", "The remainder of M")
 
@@ -118,4 +121,42 @@ def test_a_batch_no_micro_size_can_split_proposes_no_virtual_pipeline(base_cfg):
     found = _vpp(argv)
     assert found and {i.override for i in found} == {f"{A}.megatron.virtual_pipeline_model_parallel_size=null"}
     assert not _vpp(_pasted(argv, found[0].override))
+
+
+
+def _verl_splits(samples: int, micro: int) -> bool:
+    """Whether verl's engine splits ``samples`` rows into micro batches of ``micro`` (its own code, on CPU)."""
+    torch = require("torch")
+    tensordict = require("tensordict")
+    utils = require("verl.workers.engine.utils")
+    from verl.utils import tensordict_utils as tu
+
+    data = tensordict.TensorDict({"x": torch.zeros(samples, 1)}, batch_size=[samples])
+    tu.assign_non_tensor(data, use_dynamic_bsz=False, micro_batch_size_per_gpu=micro)
+    try:
+        batches, _ = utils.prepare_micro_batches(data)
+    except AssertionError as exc:
+        assert "data size must be divisible" in str(exc)
+        return False
+    assert len(batches) == samples // micro
+    return True
+
+
+def _split(argv):
+    return [i for i in evaluate(argv).issues if i.rule == "engine-micro-split"]
+
+
+@pytest.mark.parametrize("train", [8, 16, 24])
+def test_the_engines_split_is_refused_where_verls_own_code_refuses_it(base_cfg, train):
+    """8 devices, TP 1: data-parallel size 8, so the log-prob pass has train / 8 samples per rank."""
+    R = "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"
+    base = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC, "trainer.nnodes=1",
+            "trainer.n_gpus_per_node=8", f"data.train_batch_size={train}", f"{A}.ppo_mini_batch_size=8"]
+    for micro in (1, 2, 3, 4, 8):
+        found = [i for i in _split([*base, f"{R}={micro}"]) if i.key == R]
+        assert bool(found) == (not _verl_splits(train // 8, micro)), (train, micro)
+        if found:
+            line = found[0].override
+            assert _verl_splits(train // 8, int(line.split("=")[1]))
+            assert not [i for i in _split([*base, line]) if i.key == R]
 
