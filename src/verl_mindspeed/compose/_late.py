@@ -26,7 +26,6 @@ Ray starts.
   that pass. Only that last has a line; the others' hints name what computes it (which trainer or estimator to run
   is the user's choice). That pass refuses ``calculate_sum_pi_squared`` beside ``model.use_fused_kernels`` (unless
   MTP turned the fused kernels off), so the line turns them off too, and the pair alone is refused.
-
 - The legacy Megatron worker (0.6.1 to 0.7.1, ``trainer.use_legacy_worker_impl`` not ``disable``) without
   mbridge: ``fp16 mode requires use_mbridge to be True`` for a role whose dtype is fp16 (the reference takes the
   actor's dtype; 0.6.1 reads the actor's ``use_mbridge`` for both), and on 0.7.1 ``MTP requires use_mbridge to be
@@ -62,8 +61,8 @@ PER_TOKEN, PADDING = f"{ACTOR}.megatron.{OTC}.calculate_per_token_loss", "actor_
 AGG, DYNAMIC_CP = f"{ACTOR}.loss_agg_mode", f"{ACTOR}.megatron.dynamic_context_parallel"
 BYPASS, LOG_PROBS = "algorithm.rollout_correction.bypass_mode", f"{ROLLOUT}.calculate_log_probs"
 ESTIMATOR, OPTIMAL = "algorithm.adv_estimator", ("optimal_token_baseline", "tir_optimal_token_baseline")
-SUM_PI, FUSED, MTP = f"{ACTOR}.calculate_sum_pi_squared", "actor_rollout_ref.model.use_fused_kernels", \
-    "actor_rollout_ref.model.mtp.enable"
+SUM_PI, FUSED = f"{ACTOR}.calculate_sum_pi_squared", "actor_rollout_ref.model.use_fused_kernels"
+MODEL_MTP = "actor_rollout_ref.model.mtp"
 
 _OLD_METRICS = "PROMETHEUS needs disable_log_stats==False"
 _AGENT_LOOP, _SERVER = "verl/experimental/agent_loop/agent_loop.py", "verl/workers/rollout/llm_server.py"
@@ -75,7 +74,6 @@ METRICS = {"0.6.1": (_OLD_METRICS, _AGENT_LOOP), "0.7.0": (_OLD_METRICS, _AGENT_
 QAT_RELEASES = ("0.8.0", "0.9.0", "0.9.1")
 #: The engine's per-token loss check, the v1 trainer's bypass and advantage.
 V1_RELEASES = ("0.9.0", "0.9.1")
-MODEL_MTP = "actor_rollout_ref.model.mtp"
 #: 0.8.0's vLLM server reads the drafts' statistics, which vLLM keeps only with its stats on (0.9.0 warns instead).
 MTP_STATS_RELEASES = ("0.8.0",)
 #: The legacy Megatron worker (``trainer.use_legacy_worker_impl`` not ``disable``) refuses fp16, and (0.7.1) MTP,
@@ -155,7 +153,7 @@ def _baseline(release: str, cfg: DictConfig, written: set, severity: str, on) ->
         return []
     v1 = release in V1_RELEASES and select(cfg, "trainer.use_v1") is not False
     legacy = release != "0.7.1" and not v1  # 0.8.0, or 0.9.x with trainer.use_v1=False: asks for it when set
-    fused = legacy and on(SUM_PI) and on(FUSED) and not on(MTP) and not on(BYPASS)
+    fused = legacy and on(SUM_PI) and on(FUSED) and not on(f"{MODEL_MTP}.enable") and not on(BYPASS)
     out: list[Issue] = []
     if fused and written & {SUM_PI, FUSED}:
         out.append(issue(severity, FUSED, tr(
@@ -187,7 +185,7 @@ def _baseline(release: str, cfg: DictConfig, written: set, severity: str, on) ->
             key=ESTIMATOR, value=estimator, bypass=BYPASS, release=release, said=said), RULE,
             hint=tr("{bypass}=False, or another estimator", bypass=BYPASS)))
     elif not on(SUM_PI):
-        line = f"{SUM_PI}=True" + (f" {FUSED}=False" if on(FUSED) and not on(MTP) else "")
+        line = f"{SUM_PI}=True" + (f" {FUSED}=False" if on(FUSED) and not on(f"{MODEL_MTP}.enable") else "")
         out.append(issue(severity, SUM_PI, tr(
             "{key}={value} needs sum_pi_squared from the actor's log-prob pass, which verl {release}'s trainer asks "
             "for only with {sum_pi}=True: the first step stops at the advantage {said}", key=ESTIMATOR,
