@@ -160,3 +160,15 @@ def test_the_engines_split_is_refused_where_verls_own_code_refuses_it(base_cfg, 
             assert _verl_splits(train // 8, int(line.split("=")[1]))
             assert not [i for i in _split([*base, line]) if i.key == R]
 
+
+
+def test_a_fix_search_over_a_batch_of_twelve_digits_stays_bounded(base_cfg):
+    """2 x a prime of twelve digits per rank, with micro batches of just under that prime: no size divides between
+    them, and a search from the micro batch size down would run for hours. The line found is within the ceiling."""
+    prime = 100000000003
+    R = "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"
+    argv = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC, "trainer.nnodes=1",
+            "trainer.n_gpus_per_node=8", f"data.train_batch_size={8 * 2 * prime}", f"{A}.ppo_mini_batch_size=8",
+            f"{R}={prime - 1}"]
+    (found,) = _split(argv)
+    assert found.override == f"{R}=2"

@@ -31,7 +31,7 @@ from ..eras import ENGINE, ENGINE_07
 from ..errors import Issue
 from ..i18n import tr
 from ..model.verl_options import select as _select
-from ._base import Context, RoleView, _int, error, rule
+from ._base import SEARCH_CEILING, Context, RoleView, _int, error, rule
 
 _A, _R = "actor_rollout_ref.actor", "actor_rollout_ref.rollout"
 #: (role, pass, the batch key multiplied by rollout.n, the micro batch key, the dynamic batching key)
@@ -154,9 +154,10 @@ def vpp_micro_batches(roles: dict[str, RoleView], ctx: Context) -> Iterable[Issu
 
 def _fix(p: Pass, ctx: Context) -> Optional[str]:
     """The largest micro batch size below the pass's that splits its samples per rank (into whole groups under a
-    virtual pipeline; for the update, one verl's driver also accepts), or None."""
+    virtual pipeline; for the update, one verl's driver also accepts), or None. Searched from at most
+    ``SEARCH_CEILING`` down: a rank's samples of twelve digits with no divisor near them would take the check hours."""
     train, group = _int(_select(ctx.config, "data.train_batch_size")), p.group
-    for size in range(min(p.micro - 1, p.per_rank), 0, -1):
+    for size in range(min(p.micro - 1, p.per_rank, SEARCH_CEILING), 0, -1):
         if p.per_rank % size or (group is not None and not fills(p.per_rank // size, group, p.role.pp, p.engine)):
             continue
         if p.part == "update" and train and (train * p.n) % (p.dp * size):
