@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import BASIC, require
+from verl_mindspeed.doctor._replay import pasted
 from verl_mindspeed.launch import evaluate
 from verl_mindspeed.rules.verl_passes import fills
 
@@ -87,10 +88,6 @@ def _vpp(argv):
     return [i for i in evaluate(argv).issues if i.rule == "vpp-micro-batches"]
 
 
-def _pasted(argv, line):
-    keys = {w.split("=", 1)[0] for w in line.split()}
-    return [a for a in argv if a.split("=", 1)[0] not in keys] + line.split()
-
 
 def test_one_micro_batch_per_rank_under_two_stages_is_refused_and_the_line_clears_it(base_cfg):
     """16 prompts over a data-parallel size of 4 (8 devices / PP 2) in micro batches of 4: M = 1 < PP = 2."""
@@ -101,7 +98,7 @@ def test_one_micro_batch_per_rank_under_two_stages_is_refused_and_the_line_clear
         ("error", f"{A}.ppo_micro_batch_size_per_gpu")]
     assert all("M = 1" in i.message or "= 16 x 1 / 4 / 4" in i.message for i in found)
     for issue in found:
-        argv = _pasted(argv, issue.override)
+        argv = pasted(argv, issue.override)
     assert not _vpp(argv) and not evaluate(argv).errors
 
 
@@ -120,7 +117,7 @@ def test_a_batch_no_micro_size_can_split_proposes_no_virtual_pipeline(base_cfg):
             "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=3"]
     found = _vpp(argv)
     assert found and {i.override for i in found} == {f"{A}.megatron.virtual_pipeline_model_parallel_size=null"}
-    assert not _vpp(_pasted(argv, found[0].override))
+    assert not _vpp(pasted(argv, found[0].override))
 
 
 

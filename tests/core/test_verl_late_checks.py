@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import BASIC
+from verl_mindspeed.doctor._replay import pasted
 from verl_mindspeed.launch import evaluate
 
 BASE = ["--config-name=ppo_megatron_trainer", "algorithm.adv_estimator=grpo", *BASIC]
@@ -38,8 +39,8 @@ def test_a_late_refusal_is_an_error_whose_line_clears_it(base_cfg, written, key,
     argv = [*BASE, *written]
     (found,) = _late(argv)
     assert (found.severity, found.key, found.override) == ("error", key, line)
-    pasted = [a for a in argv if a.split("=", 1)[0] != line.split("=", 1)[0]] + [line]
-    assert not _late(pasted) and not [i for i in evaluate(pasted).errors if i.key == key]
+    fixed = pasted(argv, line)
+    assert not _late(fixed) and not [i for i in evaluate(fixed).errors if i.key == key]
 
 
 def test_qat_with_mbridge_has_no_line_the_megatron_core_012_stack_would_refuse(base_cfg):

@@ -20,8 +20,9 @@ OLD_VERSIONS = ("0.6.1", "0.7.1", "0.8.0", "0.9.0")
 INSTALLED = "0.9.1"
 
 
-def _fetcher():
-    spec = importlib.util.spec_from_file_location("fetch_verl_trees", ROOT / "tools" / "fetch_verl_trees.py")
+def _tool(name: str):
+    """``tools/<name>.py`` as a module (the tools are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -48,7 +49,7 @@ def installed_verl_tree() -> Path:
 @pytest.fixture(scope="session")
 def old_verl_trees() -> dict[str, Path]:
     """``{version: verl/trainer/config}`` for verl 0.6.1, 0.7.1 and 0.8.0, fetched once into the cache."""
-    fetcher = _fetcher()
+    fetcher = _tool("fetch_verl_trees")
     trees = {}
     for version in OLD_VERSIONS:
         try:
@@ -83,11 +84,8 @@ class VerlSource:
             return
         import zipfile
 
-        spec = importlib.util.spec_from_file_location("build_verl_choices", ROOT / "tools" / "build_verl_choices.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
         try:
-            archive = zipfile.ZipFile(module.wheel(version))
+            archive = zipfile.ZipFile(_tool("build_verl_choices").wheel(version))
         except Exception as exc:  # noqa: BLE001 - offline, PyPI down
             _unavailable(f"verl {version}'s wheel: {exc}")
         self._read = lambda name: archive.read(name).decode("utf-8")

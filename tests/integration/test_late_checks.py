@@ -13,6 +13,7 @@ from pathlib import Path
 from _verl_cases import BASE, run
 
 from verl_mindspeed.compose import _late as late
+from verl_mindspeed.doctor._replay import pasted
 
 O = "actor_rollout_ref.actor.megatron.override_transformer_config"
 PROMETHEUS, STATS = "actor_rollout_ref.rollout.prometheus.enable", "actor_rollout_ref.rollout.disable_log_stats"
@@ -25,15 +26,11 @@ def _late(argv: list[str], tree: Path) -> list:
     return [i for i in run([*BASE, *argv], str(tree), do_inject=False).comp.issues if i.rule == late.RULE]
 
 
-def _pasted(argv: list[str], line: str) -> list[str]:
-    keys = {word.split("=", 1)[0] for word in line.split()}
-    return [a for a in argv if a.split("=", 1)[0] not in keys] + line.split()
-
 
 def _refused_and_cleared(argv: list[str], tree: Path, key: str) -> None:
     (found,) = _late(argv, tree)
     assert (found.severity, found.key) == ("error", key)
-    assert not _late(_pasted(argv, found.override), tree)
+    assert not _late(pasted(argv, found.override), tree)
 
 
 def test_the_rollouts_metrics_without_their_stats(verl_tree, verl_source):

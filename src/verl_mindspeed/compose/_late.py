@@ -46,6 +46,7 @@ from omegaconf import DictConfig, ListConfig
 
 from .._version import release_tuple
 from ..catalog import OTC
+from ..eras import LEGACY, era_of, worker_mode
 from ..errors import Issue
 from ..i18n import tr
 from ..model.verl_options import select
@@ -100,6 +101,7 @@ def late_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
     severity = entry_severity(entry)
     on = lambda key: select(cfg, key) is True  # noqa: E731
     site = lambda file: f"verl {release} {file}"  # noqa: E731
+    v1 = release in V1_RELEASES and select(cfg, "trainer.use_v1") is not False  # 0.9.x's default trainer
     out: list[Issue] = []
     out += _metrics(release, cfg, written, severity, on, site)
     if release in QAT_RELEASES and on(QAT) and on(VANILLA) and written & {QAT, VANILLA}:
@@ -111,7 +113,7 @@ def late_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
             # does not know the stack; the hint says where the line holds
             hint=tr("{vanilla}=False on a stack whose megatron-core imports Megatron-Bridge (the 0.16 and 0.18 "
                     "lines); on the 0.12 line QAT cannot run: {qat}=False", vanilla=VANILLA, qat=QAT)))
-    out += _baseline(release, cfg, written, severity, on)
+    out += _baseline(release, v1, cfg, written, severity, on)
     out += _legacy_worker(release, cfg, written, severity)
     if release in MTP_STATS_RELEASES and select(cfg, f"{ROLLOUT}.name") == "vllm" and on(STATS) \
             and on(f"{MODEL_MTP}.enable") and on(f"{MODEL_MTP}.enable_rollout") \
@@ -136,7 +138,6 @@ def late_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
             value=AGG_REFUSED, per_token=PER_TOKEN, site=site("postprocess_micro_batch_func")), RULE,
             hint=tr("{agg} one of {accepted}, or {per_token}=False", agg=AGG, accepted=AGG_ACCEPTED,
                     per_token=PER_TOKEN)))
-    v1 = select(cfg, "trainer.use_v1") is not False
     if v1 and on(BYPASS) and select(cfg, LOG_PROBS) is False and written & {BYPASS, LOG_PROBS}:
         out.append(issue(severity, LOG_PROBS, tr(
             "{bypass}=True takes the rollout's log-probs as the old ones, and {log_probs}=False has the rollout return "
@@ -146,14 +147,14 @@ def late_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
     return out
 
 
-def _baseline(release: str, cfg: DictConfig, written: set, severity: str, on) -> list[Issue]:
+def _baseline(release: str, v1: bool, cfg: DictConfig, written: set, severity: str, on) -> list[Issue]:
     """The optimal token baseline, which reads ``sum_pi_squared`` from the actor's log-prob pass, on a Megatron actor;
     and that pass's own refusal of it beside the fused kernels (the legacy trainer's ``_compute_old_log_prob``)."""
     if select(cfg, f"{ACTOR}.strategy") != "megatron" or release not in BASELINE_RELEASES:
         return []
-    v1 = release in V1_RELEASES and select(cfg, "trainer.use_v1") is not False
     legacy = release != "0.7.1" and not v1  # 0.8.0, or 0.9.x with trainer.use_v1=False: asks for it when set
-    fused = legacy and on(SUM_PI) and on(FUSED) and not on(f"{MODEL_MTP}.enable") and not on(BYPASS)
+    fused_on = on(FUSED) and not on(f"{MODEL_MTP}.enable")  # MTP turns the engine's fused kernels off
+    fused = legacy and on(SUM_PI) and fused_on and not on(BYPASS)
     out: list[Issue] = []
     if fused and written & {SUM_PI, FUSED}:
         out.append(issue(severity, FUSED, tr(
@@ -185,7 +186,7 @@ def _baseline(release: str, cfg: DictConfig, written: set, severity: str, on) ->
             key=ESTIMATOR, value=estimator, bypass=BYPASS, release=release, said=said), RULE,
             hint=tr("{bypass}=False, or another estimator", bypass=BYPASS)))
     elif not on(SUM_PI):
-        line = f"{SUM_PI}=True" + (f" {FUSED}=False" if on(FUSED) and not on(f"{MODEL_MTP}.enable") else "")
+        line = f"{SUM_PI}=True" + (f" {FUSED}=False" if fused_on else "")
         out.append(issue(severity, SUM_PI, tr(
             "{key}={value} needs sum_pi_squared from the actor's log-prob pass, which verl {release}'s trainer asks "
             "for only with {sum_pi}=True: the first step stops at the advantage {said}", key=ESTIMATOR,
@@ -195,7 +196,7 @@ def _baseline(release: str, cfg: DictConfig, written: set, severity: str, on) ->
 
 def _legacy_worker(release: str, cfg: DictConfig, written: set, severity: str) -> list[Issue]:
     """The legacy Megatron worker's refusals without mbridge, each read with the ``use_mbridge`` its worker takes."""
-    if release not in FP16_RELEASES or str(select(cfg, "trainer.use_legacy_worker_impl")) == "disable":
+    if release not in FP16_RELEASES or worker_mode(cfg, era_of(release)) != LEGACY:
         return []
     roles = active_roles(cfg)
     # (role, the dtype its worker reads, the use_mbridge it reads): the actor's dtype serves the reference; 0.6.1

@@ -26,6 +26,7 @@ from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig
 
 from .._version import release_tuple
+from ..eras import LEGACY, era_of, worker_mode
 from ..errors import Issue
 from ..i18n import tr
 from ..model.verl_options import select
@@ -52,7 +53,7 @@ def router_issues(version: Optional[str], entry: Optional[str], cfg: DictConfig,
     if release is None or release < (0, 7, 0) or not written & {LEGACY_KEY, ENGINE_KEY, ROUTES, BYPASS}:
         return []
     severity = entry_severity(entry)
-    legacy = release < (0, 8, 0) and str(select(cfg, "trainer.use_legacy_worker_impl")) != "disable"
+    legacy = worker_mode(cfg, era_of(version)) == LEGACY
     read, other = (LEGACY_KEY, ENGINE_KEY) if legacy else (ENGINE_KEY, LEGACY_KEY)
     mode, routes = select(cfg, read), select(cfg, ROUTES) is True
     out: list[Issue] = []

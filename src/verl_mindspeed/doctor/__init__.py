@@ -52,7 +52,7 @@ from ._memory import with_estimate
 from ._own import OWN, REPORT, guard_verdict, joined, own_report, own_verdict
 from ._preload import static_tls
 from ._provider import provider_field
-from ._replay import Replay, clears, replay
+from ._replay import Replay, issue_causes, replay
 from ._said import named, pointed
 from ._schedule import schedule_groups
 from ._settings import movable, settings, unique, written_keys
@@ -163,8 +163,7 @@ def _verdict(raised: Raised, site: Optional[Match], launch: Optional[Replay], op
         return own
     reproduced = _reproduced(raised, launch)
     if reproduced:  # the replay raised the log's own message (check --upstream runs MindSpeed's code on the launch)
-        return Verdict("override", what, [Cause(i.key, i.override, bool(i.override) and clears(launch, i, **options))
-                                          for i in reproduced], (), "confirmed")
+        return Verdict("override", what, issue_causes(launch, reproduced, **options), (), "confirmed")
     hydra = hydra_key(raised, site) if _composition(raised, site) else None
     advice = hydra_advice(raised) if hydra is not None else None
     if advice is not None:  # Hydra's own line: the override without the '+' its key already has

@@ -119,6 +119,11 @@ def clears(launch: Replay, issue: Issue, source: Optional[LaunchFile] = None, **
     return not [i for i in again.issues if i.severity == "error" and i.rule == issue.rule and i.key == issue.key]
 
 
+def issue_causes(launch: Replay, issues: Sequence[Issue], **options) -> list[Cause]:
+    """Each of the replay's ``issues`` as a cause: its key and line, confirmed where pasting the line clears it."""
+    return [Cause(i.key, i.override, clears(launch, i, **options)) for i in issues]
+
+
 def checked_cause(key: str, probe: Optional[Replay], launch: Optional[Replay], options: dict,
                   line: Optional[str] = None, delete: bool = False) -> Cause:
     """``check``'s finding on ``key`` in ``probe``'s replay: its line, confirmed where ``probe`` is the launch and
@@ -131,4 +136,4 @@ def checked_cause(key: str, probe: Optional[Replay], launch: Optional[Replay], o
     return Cause(key, fix, confirmed, delete=not fix and (delete or bool(issue.deletes)))
 
 
-__all__ = ["Replay", "checked_cause", "clears", "launch_value", "pasted", "replay", "without"]
+__all__ = ["Replay", "checked_cause", "clears", "issue_causes", "launch_value", "pasted", "replay", "without"]

@@ -26,7 +26,7 @@ from typing import Optional
 from ..i18n import Msg, tr
 from ._blame import Cause, Verdict
 from ._log import Raised
-from ._replay import Replay, clears
+from ._replay import Replay, issue_causes
 
 _SPLIT = re.compile(r"data size must be divisible by force_group_size \* micro_batch_size_per_gpu")
 _REFUSED = re.compile(r"contiguous micro-batches in a virtual pipeline stage ?should range in|"
@@ -40,11 +40,11 @@ VPP = f"{_ACTOR}.megatron.virtual_pipeline_model_parallel_size"
 
 def schedule_groups(raised: Raised, what: Msg, launch: Optional[Replay], options: dict) -> Optional[Verdict]:
     if _SPLIT.search(raised.message) is not None:
-        rule, said, line = "engine-micro-split", tr(
+        rule, said, groups = "engine-micro-split", tr(
             "{what}: each pass's micro batch size must divide its samples per rank (the batch x rollout.n / "
             "data-parallel size)", what=what), False
     elif _REFUSED.search(raised.message) is not None:
-        rule, said, line = "vpp-micro-batches", tr(
+        rule, said, groups = "vpp-micro-batches", tr(
             "{what}: with a virtual pipeline size above 1 each pass's micro batches per rank (the batch x "
             "rollout.n / data-parallel size / its micro batch size) must fill whole groups of "
             "microbatch_group_size_per_vp_stage, the pipeline size by default", what=what), True
@@ -52,11 +52,11 @@ def schedule_groups(raised: Raised, what: Msg, launch: Optional[Replay], options
         return None
     found = [i for i in launch.issues if i.rule == rule and i.severity == "error"] if launch is not None else []
     if found:
-        return Verdict("override", said, [Cause(i.key, i.override, bool(i.override) and clears(launch, i, **options))
-                                          for i in found], ("micro_batch_size_per_gpu",), "confirmed")
+        return Verdict("override", said, issue_causes(launch, found, **options), ("micro_batch_size_per_gpu",),
+                       "confirmed")
     # which pass ran is not in the message: the micro batch sizes with no line; no interleaving always clears the
     # groups' refusal
-    return Verdict("override", said, [*(Cause(key) for key in MICRO), *([Cause(VPP, f"{VPP}=null")] if line else [])],
+    return Verdict("override", said, [*(Cause(key) for key in MICRO), *([Cause(VPP, f"{VPP}=null")] if groups else [])],
                    ("micro_batch_size_per_gpu",), "possible")
 
 

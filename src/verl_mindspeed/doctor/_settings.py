@@ -17,7 +17,7 @@ from ._advice import advised_flags
 from ._blame import Cause, Verdict, engine_keys, fields_of, paths_for
 from ._fix import passing_values, solve
 from ._paths import code_role
-from ._replay import Replay, clears
+from ._replay import Replay, issue_causes
 from ._sites import Match
 from ._verl import sections_of
 
@@ -36,8 +36,8 @@ def settings(site: Match, settable: list[str], what: Msg, launch: Optional[Repla
     causes: list[Cause] = []
     if launch is not None:
         keys = [k for f in settable for k in written_keys(launch, f)]
-        for issue in launch.about(keys, settable, cites=os.path.basename(site.site.file), function=site.site.function):
-            causes.append(Cause(issue.key, issue.override, clears(launch, issue, **options)))
+        causes = issue_causes(launch, launch.about(keys, settable, cites=os.path.basename(site.site.file),
+                                                   function=site.site.function), **options)
         if causes:
             return Verdict("override", what, unique(causes), tuple(settable), "confirmed")
     for leaf in settable:

@@ -32,6 +32,7 @@ from ..errors import Issue
 from ..i18n import tr
 from ..model.verl_options import select as _select
 from ._base import SEARCH_CEILING, Context, RoleView, _int, error, rule
+from .verl_engine import batch_faults
 
 _A, _R = "actor_rollout_ref.actor", "actor_rollout_ref.rollout"
 #: (role, pass, the batch key multiplied by rollout.n, the micro batch key, the dynamic batching key)
@@ -160,8 +161,8 @@ def _fix(p: Pass, ctx: Context) -> Optional[str]:
     for size in range(min(p.micro - 1, p.per_rank, SEARCH_CEILING), 0, -1):
         if p.per_rank % size or (group is not None and not fills(p.per_rank // size, group, p.role.pp, p.engine)):
             continue
-        if p.part == "update" and train and (train * p.n) % (p.dp * size):
-            continue
+        if p.part == "update" and batch_faults(p.dp, train, p.n, None, size, False)[0]:
+            continue  # the driver's validate_config: the train batch x n a multiple of data-parallel size x micro
         return f"{p.micro_key}={size}"
     return None
 
